@@ -1,0 +1,294 @@
+/* diag.c -- diagnostics in the clang style.
+ *
+ *   file.fuse:4:17: error: message
+ *       source line
+ *                   ^~~~~~
+ *   note: how to fix it
+ *
+ * Text mode prints as it goes.  JSON mode collects every diagnostic and
+ * prints one array on diag_flush, so tools get a single parseable value:
+ *   [{"severity":"error","file":...,"line":4,"column":17,"end_line":..,
+ *     "end_column":..,"message":...,"notes":[{...}]}] */
+#include "diag.h"
+#include "util.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct SrcFile {
+    const char *path, *text;
+    size_t len;
+} SrcFile;
+
+static SrcFile *files;
+static int nfiles, capfiles;
+static int nerrors, nwarnings, max_errors;
+static int color;
+static DiagFormat format = DIAG_TEXT;
+static Buf json;        /* JSON mode: the array being built */
+static int json_items;  /* diagnostics in it */
+static int json_notes;  /* notes of the current diagnostic */
+static int suppressed;  /* past max_errors: drop this diagnostic's notes too */
+
+int diag_add_file(const char *path, const char *text, size_t len)
+{
+    if (nfiles == capfiles) {
+        capfiles = capfiles ? capfiles * 2 : 8;
+        files = realloc(files, sizeof(*files) * (size_t)capfiles);
+        if (!files)
+            fatal_oom();
+    }
+    files[nfiles] = (SrcFile){path, text, len};
+    return nfiles++;
+}
+
+const char *diag_file_path(int file)
+{
+    return file >= 0 && file < nfiles ? files[file].path : "<unknown>";
+}
+
+const char *diag_file_text(int file, size_t *len)
+{
+    if (file < 0 || file >= nfiles) {
+        *len = 0;
+        return "";
+    }
+    *len = files[file].len;
+    return files[file].text;
+}
+
+void diag_line_col(int file, uint32_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    if (file < 0 || file >= nfiles)
+        return;
+    const char *t = files[file].text;
+    size_t n = files[file].len;
+    if (off > n)
+        off = (uint32_t)n;
+    for (size_t i = 0; i < off; i++) {
+        if (t[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+Loc loc_span(Loc a, Loc b)
+{
+    if (a.file < 0)
+        return b;
+    if (b.file != a.file)
+        return a;
+    Loc r = a;
+    if (b.end > r.end)
+        r.end = b.end;
+    if (b.begin < r.begin)
+        r.begin = b.begin;
+    return r;
+}
+
+void diag_set_format(DiagFormat f) { format = f; }
+void diag_set_color(int on) { color = on; }
+void diag_set_max_errors(int n) { max_errors = n; }
+int diag_error_count(void) { return nerrors; }
+int diag_warning_count(void) { return nwarnings; }
+
+static const char *col_on(const char *c) { return color ? c : ""; }
+static const char *col_off(void) { return color ? "\033[0m" : ""; }
+
+static void json_str(Buf *b, const char *s)
+{
+    buf_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            buf_printf(b, "\\%c", c);
+        else if (c == '\n')
+            buf_puts(b, "\\n");
+        else if (c == '\t')
+            buf_puts(b, "\\t");
+        else if (c < 0x20 || c >= 0x7f)
+            buf_printf(b, "\\u%04x", c);
+        else
+            buf_putc(b, (char)c);
+    }
+    buf_putc(b, '"');
+}
+
+/* The source line of loc, with a caret under its first byte and tildes
+ * under the rest of the span on that line. Non-printable bytes are shown
+ * as '?' so a garbage file cannot corrupt the terminal. */
+static void print_snippet(Loc loc)
+{
+    if (loc.file < 0 || loc.file >= nfiles)
+        return;
+    const char *t = files[loc.file].text;
+    size_t n = files[loc.file].len;
+    size_t b = loc.begin > n ? n : loc.begin;
+    size_t ls = b;
+    while (ls > 0 && t[ls - 1] != '\n')
+        ls--;
+    size_t le = b;
+    while (le < n && t[le] != '\n')
+        le++;
+    if (le - ls > 400) /* a minified or binary file: do not flood */
+        return;
+    fputs("    ", stderr);
+    for (size_t i = ls; i < le; i++) {
+        unsigned char c = (unsigned char)t[i];
+        fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, stderr);
+    }
+    fputc('\n', stderr);
+    fputs("    ", stderr);
+    for (size_t i = ls; i < b; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if ((c & 0xC0) != 0x80) /* one column per UTF-8 character */
+            fputc(' ', stderr);
+    }
+    fputs(col_on("\033[1;32m"), stderr);
+    fputc('^', stderr);
+    size_t e = loc.end > le ? le : loc.end;
+    for (size_t i = b + 1; i < e; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if ((c & 0xC0) != 0x80)
+            fputc('~', stderr);
+    }
+    fputs(col_off(), stderr);
+    fputc('\n', stderr);
+}
+
+static void json_loc(Loc loc)
+{
+    if (loc.file < 0) {
+        buf_puts(&json, "\"file\":null");
+        return;
+    }
+    int l, c, el, ec;
+    diag_line_col(loc.file, loc.begin, &l, &c);
+    diag_line_col(loc.file, loc.end, &el, &ec);
+    buf_puts(&json, "\"file\":");
+    json_str(&json, files[loc.file].path);
+    buf_printf(&json, ",\"line\":%d,\"column\":%d,\"end_line\":%d,\"end_column\":%d", l, c, el,
+               ec);
+}
+
+static void close_json_item(void)
+{
+    if (json_items > 0)
+        buf_puts(&json, "]}");
+}
+
+static void emit(const char *sev, const char *sevcol, Loc loc, const char *fmt, va_list ap)
+{
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (format == DIAG_JSON) {
+        close_json_item();
+        buf_puts(&json, json_items ? ",{" : "[{");
+        json_items++;
+        json_notes = 0;
+        buf_puts(&json, "\"severity\":");
+        json_str(&json, sev);
+        buf_putc(&json, ',');
+        json_loc(loc);
+        buf_puts(&json, ",\"message\":");
+        json_str(&json, msg);
+        buf_puts(&json, ",\"notes\":[");
+        return;
+    }
+    fputs(col_on("\033[1m"), stderr);
+    if (loc.file >= 0) {
+        int l, c;
+        diag_line_col(loc.file, loc.begin, &l, &c);
+        fprintf(stderr, "%s:%d:%d: ", files[loc.file].path, l, c);
+    } else {
+        fputs("fusec: ", stderr);
+    }
+    fprintf(stderr, "%s%s:%s%s %s%s\n", col_on(sevcol), sev, col_off(), col_on("\033[1m"), msg,
+            col_off());
+    print_snippet(loc);
+}
+
+void diag_error(Loc loc, const char *fmt, ...)
+{
+    nerrors++;
+    suppressed = max_errors > 0 && nerrors > max_errors;
+    if (suppressed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit("error", "\033[1;31m", loc, fmt, ap);
+    va_end(ap);
+}
+
+void diag_warning(Loc loc, const char *fmt, ...)
+{
+    nwarnings++;
+    suppressed = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warning", "\033[1;35m", loc, fmt, ap);
+    va_end(ap);
+}
+
+void diag_note(Loc loc, const char *fmt, ...)
+{
+    if (suppressed)
+        return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (format == DIAG_JSON) {
+        if (!json_items)
+            return;
+        buf_puts(&json, json_notes++ ? ",{" : "{");
+        json_loc(loc);
+        buf_puts(&json, ",\"message\":");
+        json_str(&json, msg);
+        buf_putc(&json, '}');
+        return;
+    }
+    if (loc.file >= 0) {
+        int l, c;
+        diag_line_col(loc.file, loc.begin, &l, &c);
+        fprintf(stderr, "%s%s:%d:%d: %s", col_on("\033[1m"), files[loc.file].path, l, c,
+                col_off());
+    }
+    fprintf(stderr, "%snote:%s %s\n", col_on("\033[1;36m"), col_off(), msg);
+    if (loc.file >= 0)
+        print_snippet(loc);
+}
+
+void diag_flush(void)
+{
+    if (format == DIAG_JSON) {
+        close_json_item();
+        if (!json_items)
+            buf_puts(&json, "[");
+        buf_puts(&json, "]\n");
+        fputs(json.data, stderr);
+        buf_free(&json);
+        json_items = 0;
+    }
+    if (max_errors > 0 && nerrors > max_errors && format == DIAG_TEXT)
+        fprintf(stderr, "fusec: %d more errors not shown\n", nerrors - max_errors);
+    fflush(stderr);
+}
+
+void diag_reset(void)
+{
+    free(files);
+    files = NULL;
+    nfiles = capfiles = 0;
+    nerrors = nwarnings = 0;
+    buf_free(&json);
+    json_items = json_notes = 0;
+    suppressed = 0;
+}

@@ -1,0 +1,40 @@
+/* frontend.h -- parse (grammar/) and sema (sema.c): bytes to IR. */
+#ifndef FUSEC_FRONTEND_H
+#define FUSEC_FRONTEND_H
+#include "arena.h"
+#include "ast.h"
+#include "ir.h"
+#include <stdio.h>
+
+/* Parse one source text already registered with diag_add_file.  Returns
+ * NULL after reporting errors (lexical, syntax, nesting too deep, bad
+ * UTF-8...).  Never crashes on any bytes. */
+AstFile *parse_source(Arena *a, int file);
+
+/* Read a file (or "-" for stdin) into the arena, register it with diag,
+ * and parse it.  Errors reading it are reported at `from` (the import
+ * that named it) or without a location. */
+AstFile *parse_path(Arena *a, const char *path, Loc from);
+
+/* --emit=ast: a stable indented dump. */
+void ast_print(FILE *out, const AstFile *f);
+
+typedef struct SemaDefine {
+    const char *name;
+    int64_t size;
+} SemaDefine;
+
+typedef struct SemaOptions {
+    const char **include_dirs; /* -I, searched after the importing file's folder */
+    int ninclude;
+    SemaDefine *defines;       /* -D NAME=SIZE: symbolic dim NAME becomes static */
+    int ndefines;
+    int warn_unused;           /* default 1 */
+} SemaOptions;
+
+/* Resolve imports, names, dtypes and shapes; inline fn calls; build one
+ * IrFunc per fn of the main file (ir_optimize already run).  Returns NULL
+ * if any error was reported. */
+IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt);
+
+#endif

@@ -1,0 +1,114 @@
+/* fusert.h -- the fusec runtime: statuses, NVRTC compile with an on-disk
+ * cache, module load and launch, stream-ordered scratch memory, and a
+ * CUDA-graph capture helper.
+ *
+ * Plain C (C99 and later, and C++).  No global mutable state beyond the
+ * per-program module slots that generated code owns and a thread-local last
+ * error message; every object has a create/destroy pair. */
+#ifndef FUSERT_H
+#define FUSERT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FUSERT_VERSION_MAJOR 0
+#define FUSERT_VERSION_MINOR 1
+
+typedef enum fusert_status {
+    FUSERT_SUCCESS = 0,
+    FUSERT_ERROR_INVALID_VALUE = 1,   /* a bad argument: negative dim, ... */
+    FUSERT_ERROR_NULL_POINTER = 2,    /* a required pointer was NULL */
+    FUSERT_ERROR_SHAPE_MISMATCH = 3,  /* dims disagree with each other or the static ones */
+    FUSERT_ERROR_NO_DEVICE = 4,       /* no CUDA driver or device */
+    FUSERT_ERROR_COMPILE = 5,         /* NVRTC failed; the log is in the message */
+    FUSERT_ERROR_OUT_OF_MEMORY = 6,   /* scratch for intermediates could not be had */
+    FUSERT_ERROR_LAUNCH = 7,          /* a kernel launch failed */
+    FUSERT_ERROR_CUDA = 8,            /* any other CUDA error */
+    FUSERT_ERROR_CACHE = 9,           /* cache I/O problem (never fatal: compile goes on) */
+    FUSERT_ERROR_WORKSPACE_TOO_SMALL = 10,
+} fusert_status;
+
+/* A CUDA stream (cudaStream_t or CUstream); NULL is the default stream. */
+typedef void *fusert_stream;
+
+const char *fusert_status_name(fusert_status s);   /* "FUSERT_ERROR_COMPILE" */
+/* The message of the last failure on this thread ("" if none): says what
+ * was wrong in words, with the values involved. */
+const char *fusert_last_error(void);
+/* Generated code and the runtime record failures through this. */
+fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void fusert_clear_error(void);
+
+/* ---- NVRTC target: programs embedded in generated C ------------------ */
+
+/* One generated module: its CUDA source and kernel names.  Generated code
+ * defines one `static fusert_program` per module, zero-initialised apart
+ * from these fields; the runtime fills the rest on first use, once per
+ * device, thread-safely. */
+#define FUSERT_MAX_DEVICES 64
+typedef struct fusert_program {
+    const char *name;             /* module name, for messages and the cache */
+    const char *source;           /* CUDA C source */
+    const char *const *kernels;   /* kernel names */
+    int nkernels;
+    const char *options;          /* extra NVRTC options, space separated, or NULL */
+    /* runtime-owned */
+    void *modules[FUSERT_MAX_DEVICES];   /* CUmodule per device ordinal */
+    void **functions[FUSERT_MAX_DEVICES];/* CUfunction[nkernels] per device */
+    int lock;                      /* spin lock word */
+} fusert_program;
+
+/* Get kernel `index` of program p for the current device, compiling (or
+ * loading from the cache) on first use.  *fn receives a CUfunction. */
+fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn);
+
+/* Launch a CUfunction (kernel params as for cuLaunchKernel). */
+fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared_bytes,
+                            fusert_stream stream, void **params);
+
+/* Multiprocessor count of the current device (cached per device). */
+fusert_status fusert_device_sm_count(int *count);
+
+/* Stream-ordered scratch memory (cuMemAllocAsync / cuMemFreeAsync). */
+fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream);
+fusert_status fusert_free_async(void *ptr, fusert_stream stream);
+fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_stream stream);
+
+/* ---- the on-disk cache ---------------------------------------------- */
+/* Directory: $FUSERT_CACHE_DIR, else $XDG_CACHE_HOME/fusert, else
+ * ~/.cache/fusert.  FUSERT_CACHE_DISABLE=1 turns it off.  Entries are keyed
+ * by a hash of source, options, NVRTC version, driver version and arch,
+ * written to a temporary file and renamed; a corrupt entry is recompiled. */
+typedef struct fusert_cache_stats {
+    uint64_t hits, misses, compiles, corrupt, write_failures;
+    double compile_ms_total;
+} fusert_cache_stats;
+void fusert_get_cache_stats(fusert_cache_stats *out); /* process-wide counters */
+
+/* Compile CUDA source to CUBIN for the current device (used by the above;
+ * exposed for tools and tests).  *cubin is malloc-owned. */
+fusert_status fusert_compile(const char *name, const char *source, const char *options,
+                             void **cubin, size_t *cubin_size);
+
+/* ---- CUDA graph capture helper ---------------------------------------- */
+typedef struct fusert_graph fusert_graph;
+/* Begin capturing work on `stream`; calls to generated functions on that
+ * stream are recorded, not run. */
+fusert_status fusert_graph_begin(fusert_stream stream);
+/* End the capture and instantiate it. */
+fusert_status fusert_graph_end(fusert_stream stream, fusert_graph **out);
+fusert_status fusert_graph_launch(fusert_graph *g, fusert_stream stream);
+void fusert_graph_destroy(fusert_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
