@@ -20,6 +20,35 @@ typedef struct EmitOptions {
  * code, no heavy includes, so NVRTC compiles it fast). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
 
+/* Host-side launch stubs, one per kernel, written by emit_cuda.c after the
+ * kernels (the .cu) or outside the embedded source (the nvrtc .c).  The text
+ * is valid both as C11 and as CUDA C++.  For kernel k of fn F:
+ *
+ *   static size_t <k.name>_scratch_bytes(const int64_t *dims);
+ *       device scratch the kernel needs (partials, counters); 0 if none.
+ *       The host zero-fills it before the first launch of each call.
+ *   static fusert_status <k.name>_launch(void *const *bufs, const double *scalars,
+ *                                         const int64_t *dims, void *scratch,
+ *                                         int sm_count, fusert_stream stream);
+ *       bufs: device pointers of k.inputs[0..ninputs) (tensor params or
+ *             intermediates; scalar params are not in bufs), then
+ *             k.outputs[0..noutputs);
+ *       scalars: F's scalar params by param index (IrFunc.params order;
+ *             entries of tensor params unused), as double;
+ *       dims: every sym of F (IrFunc.syms order), static ones filled in.
+ *       The stub picks the variant (int32/int64 index, size bucket, vector
+ *       width), computes grid and block, and launches with the macro
+ *         FUSEC_LAUNCH(K_INDEX, KERNEL_SYMBOL, gx, gy, gz, bx, by, bz,
+ *                      shared_bytes, stream, args)
+ *       (args: void *args[] of pointers to the kernel arguments; K_INDEX:
+ *       index of the variant's __global__ function in the module's kernel
+ *       name list, emitted by emit_cuda_kernel_names), which emit_host.c
+ *       defines per target and which evaluates to a fusert_status.
+ * emit_cuda_kernel_names writes the C initialiser list of every
+ * __global__ name in the module in K_INDEX order:  "a", "b", ...        */
+void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
+void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
+
 /* The main output: a .cu (TARGET_CUDA) or a .c (TARGET_NVRTC) with the
  * host functions, and the header declaring them. */
 void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
