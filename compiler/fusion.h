@@ -3,7 +3,57 @@
  * fuse_plan partitions the nodes of one IrFunc into kernels of three kinds
  * (DESIGN.md): loop, reduce, row-persistent.  Every decision is
  * deterministic.  Each rejected merge is recorded with its reason so that
- * --emit=fusion can explain the plan. */
+ * --emit=fusion can explain the plan.
+ *
+ * The contract with the emitters (what a Kernel means):
+ *
+ * values   every node the kernel computes, in IR (topological) order.  Never
+ *          params.  Constants and views (unsqueeze) used by the kernel are
+ *          listed (they are free).  A cheap elementwise node may be listed in
+ *          SEVERAL kernels: each recomputes it from its own inputs instead of
+ *          reading a materialised copy; it is still written by at most one.
+ * inputs   the nodes the kernel reads from device memory: tensor params and
+ *          nodes written by EARLIER kernels (intermediates or results),
+ *          in node-id order, each once.  Scalar params (IrParam.is_tensor 0)
+ *          are NOT inputs: they come through the launch stub's `scalars`.
+ *          Every operand of a value is a value, an input, a scalar param or
+ *          a constant -- nothing else.
+ * outputs  the nodes the kernel writes, with out_result[i] saying where:
+ *          the index of the fn result it is (IrFunc.results), or -1 for an
+ *          intermediate (a buffer from Plan.intermediates).  A node that is
+ *          two results is listed twice.  An output may be an input (a param
+ *          returned as a result: a copy) -- then it is not in values.
+ *          Buffers for an input node: a tensor param's pointer; a result
+ *          node's result buffer (the first result naming it); otherwise its
+ *          intermediate buffer.
+ * space    loop: the shape every output has (the grid iterates over it).
+ *          reduce/row: the shape of the reduced operand(s); every reduction
+ *          in the kernel has exactly this operand shape and reduces the axes
+ *          reduce_axes (bit i = space dim i).
+ * level    per value (same indexing as values), where it is evaluated:
+ *          FL_ELEM: once per element of space (loop kernels: everything;
+ *          reduce: the prologue feeding the reductions, plus "ride-along"
+ *          outputs of shape space; row: per element of a row).
+ *          FL_RED: once per reduced element (reduce: the reductions
+ *          themselves and the epilogue applied before the final write; row:
+ *          per-row values like max, mean, rsqrt(var + eps)).  A value may
+ *          carry both bits (a small tensor used in prologue and epilogue).
+ *          Operands of a value are indexed by IR broadcasting (IrUse.bcast,
+ *          right alignment) and unsqueeze (drop its axis), as in ir.h.
+ * layout   reduce and row kernels (RL_NONE for loop kernels):
+ *          RL_SCALAR all axes; RL_ROWS a suffix of the dims (inner,
+ *          contiguous); RL_COLS a prefix; RL_MIDDLE kept dims on both sides.
+ *          Row kernels are always RL_ROWS.
+ * looped   row kernels only.  0: the row length (product of the reduced
+ *          dims) is static and <= FUSE_ROW_ONCHIP_MAX: keep the row on chip
+ *          (registers), read once.  1: the row length is symbolic or longer:
+ *          the emitter must provide a version that re-reads the row from
+ *          global memory inside the kernel (one pass per chained
+ *          reduction); for a SYMBOLIC length it may also emit the on-chip
+ *          version and pick at launch when the row fits.
+ * est_registers  the model of fuse_estimate_registers (below); the emitter
+ *          may pass it to __launch_bounds__ but need not.
+ */
 #ifndef FUSEC_FUSION_H
 #define FUSEC_FUSION_H
 #include "ir.h"
@@ -40,7 +90,14 @@ typedef struct Kernel {
     int looped;            /* KK_ROW: the row does not fit on chip; re-read inside the kernel */
     int est_registers;
     Loc loc;               /* source span of the kernel's first value */
+    /* additive fields (fusion helper), see the contract above */
+    int *out_result;       /* per output: fn result index, or -1 (intermediate) */
+    uint8_t *level;        /* per value: FL_ELEM | FL_RED */
 } Kernel;
+
+enum { FL_ELEM = 1, FL_RED = 2 };
+/* Longest static row kept on chip by a row kernel (elements). */
+#define FUSE_ROW_ONCHIP_MAX 8192
 
 typedef struct Rejection {
     IrNode *producer, *consumer; /* the merge that was not made */
@@ -54,7 +111,10 @@ typedef struct Plan {
     int nkernels;
     Rejection *rejected;
     int nrejected;
-    IrNode **intermediates; /* values written by one kernel and read by a later one */
+    IrNode **intermediates; /* values written by one kernel and read by a later
+                               one that are not fn results: the workspace
+                               buffers, in node order, each of its own
+                               dtype and shape */
     int nintermediates;
 } Plan;
 
@@ -64,8 +124,24 @@ typedef struct FusionOptions {
     int expect_kernels;/* --expect-kernels: -1 none; overridden by @kernels(N) */
 } FusionOptions;
 
-/* Returns NULL after a diagnostic when a fusion contract cannot be met. */
+/* Returns NULL after a diagnostic when a fusion contract cannot be met.
+ * With no_fusion: one kernel per non-leaf node, except views, which are
+ * folded into (recomputed by) their consumers; a view that is itself a
+ * result gets its own copy kernel.  Rejections are not recorded then. */
 Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt);
+
+/* The register model, per thread (monotone: adding a value never lowers it):
+ *   16 (base: indices, loop counters)
+ *   + 2 per input and per output (pointer, address)
+ *   + W * L, L = max scalars live at once walking values in order (a value
+ *     lives from its definition, an input from its first read, to its last
+ *     use in the kernel; reductions count their accumulators: 1, 2 for
+ *     argmax/argmin, 3 for var/std/mean... see fusion.c), W = 4 for loop
+ *     and reduce kernels (4-wide vector accesses), 1 for row kernels
+ *   + row kernels: B * ceil(R / T) for the row buffer, R = static row
+ *     length (1024 when symbolic, 0 when looped and static), T = 32 threads
+ *     per row up to 1024, else 256; B = inputs of shape space. */
+int fuse_estimate_registers(const IrFunc *f, const Kernel *k);
 
 /* Reports (main.c calls these for --emit=plan|fusion|dot). */
 void fuse_print_json(FILE *out, Plan **plans, int nplans);
