@@ -1,5 +1,6 @@
 /* ir.c -- building the IR, shapes, and (below) printing and optimising it. */
 #include "ir.h"
+#include <math.h>
 #include <string.h>
 
 const OpInfo op_info[OP_COUNT] = {
@@ -156,7 +157,364 @@ void ir_renumber(IrFunc *f)
         f->nodes[i]->id = i;
 }
 
-/* ---- TODO(sema helper): ir_print_func, ir_print_module, ir_optimize ---- */
-void ir_print_func(FILE *out, const IrFunc *f) { (void)out; (void)f; }
-void ir_print_module(FILE *out, const IrModule *m) { (void)out; (void)m; }
-void ir_optimize(IrFunc *f) { ir_renumber(f); }
+/* ---- constants ------------------------------------------------------------ */
+
+/* Round v to the nearest value of a binary float format with mbits
+ * fraction bits, smallest normal exponent emin and largest finite value
+ * max (ties to even, overflow to infinity): the same rounding a cast to
+ * that format does on the device. */
+static double round_bits(double v, int mbits, int emin, double max)
+{
+    if (v == 0 || !isfinite(v))
+        return v;
+    int e;
+    frexp(v, &e); /* |v| = m * 2^e, m in [0.5, 1): the leading bit is 2^(e-1) */
+    int lead = e - 1 < emin ? emin : e - 1;
+    double q = ldexp(1.0, lead - mbits);
+    double r = nearbyint(v / q) * q;
+    if (fabs(r) > max)
+        return v < 0 ? -INFINITY : INFINITY;
+    return r;
+}
+
+double ir_round_to_dtype(DType t, double v)
+{
+    switch (t) {
+    case DT_BOOL: return v != 0;
+    case DT_I32:
+    case DT_I64: return trunc(v);
+    case DT_F16: return round_bits(v, 10, -14, 65504.0);
+    case DT_BF16: return round_bits(v, 7, -126, 3.3895313892515355e38);
+    case DT_F32: return (double)(float)v;
+    case DT_F64: return v;
+    default: unreachable();
+    }
+}
+
+/* ---- printing --------------------------------------------------------------
+ * One line per node, operands as %id, then the op's attributes, then the
+ * result type after ':'.  The value name from the source, when there is
+ * one, ends the line as a '# name' comment.  Nothing here depends on
+ * pointers or hash order, so the text is stable for FileCheck. */
+
+static void print_const(Buf *b, const IrNode *n)
+{
+    if (n->dtype == DT_BOOL)
+        buf_puts(b, n->ival ? "true" : "false");
+    else if (dtype_is_int(n->dtype))
+        buf_printf(b, "%lld", (long long)n->ival);
+    else if (isnan(n->cval))
+        buf_puts(b, "nan");
+    else if (isinf(n->cval))
+        buf_puts(b, n->cval < 0 ? "-inf" : "inf");
+    else
+        buf_printf(b, n->dtype == DT_F64 ? "%.17g" : "%.9g", n->cval);
+}
+
+static void print_node(Buf *b, const IrFunc *f, const IrNode *n)
+{
+    buf_printf(b, "  %%%d = %s", n->id, op_info[n->op].name);
+    if (n->op == OP_PARAM)
+        buf_printf(b, " %s", n->param >= 0 && n->param < f->nparams ? f->params[n->param].name : "?");
+    else if (n->op == OP_CONST) {
+        buf_putc(b, ' ');
+        print_const(b, n);
+    }
+    for (int k = 0; k < n->nin; k++) {
+        buf_printf(b, "%s %%%d", k ? "," : "", n->in[k].node->id);
+        if (n->in[k].bcast) {
+            buf_puts(b, " bcast(");
+            int first = 1;
+            for (int d = 0; d < IR_MAX_RANK; d++)
+                if (n->in[k].bcast & (1u << d)) {
+                    buf_printf(b, first ? "%d" : ", %d", d);
+                    first = 0;
+                }
+            buf_putc(b, ')');
+        }
+    }
+    if (op_info[n->op].cls == OPC_REDUCE) {
+        buf_puts(b, " axes(");
+        int first = 1;
+        for (int d = 0; d < IR_MAX_RANK; d++)
+            if (n->axes & (1u << d)) {
+                buf_printf(b, first ? "%d" : ", %d", d);
+                first = 0;
+            }
+        buf_putc(b, ')');
+        if (n->keepdims)
+            buf_puts(b, " keepdims");
+    }
+    if (n->op == OP_UNSQUEEZE)
+        buf_printf(b, " axis(%d)", n->axis);
+    buf_puts(b, " : ");
+    ir_type_str(f, n->dtype, &n->shape, b);
+    if (n->name && n->op != OP_PARAM)
+        buf_printf(b, "  # %s", n->name);
+    buf_putc(b, '\n');
+}
+
+static void print_func(Buf *b, const IrFunc *f)
+{
+    buf_printf(b, "fn %s(", f->name);
+    for (int i = 0; i < f->nparams; i++) {
+        const IrParam *p = &f->params[i];
+        buf_printf(b, "%s%s: ", i ? ", " : "", p->name);
+        ir_type_str(f, p->dtype, &p->shape, b);
+        if (p->has_default)
+            buf_printf(b, " = %.9g", p->deflt);
+    }
+    buf_puts(b, ") -> (");
+    for (int i = 0; i < f->nresults; i++) {
+        const IrResult *r = &f->results[i];
+        buf_printf(b, "%s%s: ", i ? ", " : "", r->name);
+        ir_type_str(f, r->dtype, &r->shape, b);
+    }
+    buf_putc(b, ')');
+    if (f->nsyms) {
+        buf_puts(b, " syms(");
+        for (int i = 0; i < f->nsyms; i++) {
+            buf_printf(b, "%s%s", i ? ", " : "", f->syms[i]);
+            if (f->sym_static && f->sym_static[i] >= 0)
+                buf_printf(b, "=%lld", (long long)f->sym_static[i]);
+        }
+        buf_putc(b, ')');
+    }
+    if (f->expect_kernels >= 0)
+        buf_printf(b, " kernels(%d)", f->expect_kernels);
+    buf_putc(b, '\n');
+    for (int i = 0; i < f->nnodes; i++)
+        print_node(b, f, f->nodes[i]);
+    for (int i = 0; i < f->nresults; i++)
+        buf_printf(b, "  return %s = %%%d\n", f->results[i].name,
+                   f->results[i].node ? f->results[i].node->id : -1);
+}
+
+void ir_print_func(FILE *out, const IrFunc *f)
+{
+    Buf b = {0};
+    print_func(&b, f);
+    if (b.len)
+        fwrite(b.data, 1, b.len, out);
+    buf_free(&b);
+}
+
+void ir_print_module(FILE *out, const IrModule *m)
+{
+    for (int i = 0; i < m->nfns; i++) {
+        if (i)
+            fputc('\n', out);
+        ir_print_func(out, m->fns[i]);
+    }
+}
+
+/* ---- optimisation ------------------------------------------------------------
+ * Three small passes over the node list, each O(n^2) at worst (a few
+ * hundred nodes):
+ *   fold: an elementwise node whose operands are all constants (so it is a
+ *         scalar) becomes a constant, computed in double and rounded to its
+ *         dtype exactly as the device would store it;
+ *   cse:  a node equal to an earlier one (op, dtype, shape, operands with
+ *         their bcast bits, attributes) is replaced by it;
+ *   dce:  nodes that no result depends on are dropped, except parameters
+ *         (the host signature must not change). */
+
+static int64_t wrap_int(DType t, int64_t v)
+{
+    return t == DT_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
+}
+
+/* Evaluate op on constant operands; 0 if it cannot be folded (integer
+ * division by zero, an op without a scalar meaning). */
+static int fold_value(const IrNode *n, double *out_f, int64_t *out_i)
+{
+    const IrNode *a = n->nin > 0 ? n->in[0].node : NULL;
+    const IrNode *b = n->nin > 1 ? n->in[1].node : NULL;
+    const IrNode *c = n->nin > 2 ? n->in[2].node : NULL;
+    double x = a ? a->cval : 0, y = b ? b->cval : 0, z = c ? c->cval : 0;
+    /* integer arithmetic when the operands are integers (C semantics) */
+    DType odt = a ? a->dtype : n->dtype;
+    int ints = !dtype_is_float(odt) && (!b || !dtype_is_float(b->dtype));
+    int64_t i = a ? a->ival : 0, j = b ? b->ival : 0;
+    double r;
+    switch (n->op) {
+    case OP_CAST:
+        r = x;
+        break;
+    case OP_ABS: r = fabs(x); break;
+    case OP_NEG: r = -x; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)(0 - (uint64_t)i)); *out_f = (double)*out_i; return 1; } break;
+    case OP_NOT: r = x == 0; break;
+    case OP_EXP: r = exp(x); break;
+    case OP_EXP2: r = exp2(x); break;
+    case OP_LOG: r = log(x); break;
+    case OP_LOG2: r = log2(x); break;
+    case OP_LOG1P: r = log1p(x); break;
+    case OP_EXPM1: r = expm1(x); break;
+    case OP_SQRT: r = sqrt(x); break;
+    case OP_RSQRT: r = 1 / sqrt(x); break;
+    case OP_CBRT: r = cbrt(x); break;
+    case OP_SIN: r = sin(x); break;
+    case OP_COS: r = cos(x); break;
+    case OP_TAN: r = tan(x); break;
+    case OP_TANH: r = tanh(x); break;
+    case OP_SIGMOID: r = 1 / (1 + exp(-x)); break;
+    case OP_RELU: r = x > 0 ? x : 0; break;
+    case OP_GELU: r = 0.5 * x * (1 + erf(x * 0.70710678118654752)); break;
+    case OP_GELU_TANH: r = 0.5 * x * (1 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x))); break;
+    case OP_SILU: r = x / (1 + exp(-x)); break;
+    case OP_ERF: r = erf(x); break;
+    case OP_FLOOR: r = floor(x); break;
+    case OP_CEIL: r = ceil(x); break;
+    case OP_ROUND: r = nearbyint(x); break;
+    case OP_TRUNC: r = trunc(x); break;
+    case OP_SIGN: r = (x > 0) - (x < 0); break;
+    case OP_RECIP: r = 1 / x; break;
+    case OP_SQUARE: r = x * x; break;
+    case OP_ISNAN: r = isnan(x); break;
+    case OP_ISINF: r = isinf(x); break;
+    case OP_ADD: r = x + y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i + (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
+    case OP_SUB: r = x - y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i - (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
+    case OP_MUL: r = x * y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i * (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
+    case OP_DIV:
+    case OP_MOD:
+        if (ints) {
+            if (j == 0 || (i == INT64_MIN && j == -1))
+                return 0;
+            *out_i = wrap_int(n->dtype, n->op == OP_DIV ? i / j : i % j);
+            *out_f = (double)*out_i;
+            return 1;
+        }
+        r = n->op == OP_DIV ? x / y : fmod(x, y);
+        break;
+    case OP_POW: r = pow(x, y); break;
+    case OP_MIN2: r = isnan(x) || isnan(y) ? NAN : (x < y ? x : y); break;
+    case OP_MAX2: r = isnan(x) || isnan(y) ? NAN : (x > y ? x : y); break;
+    case OP_ATAN2: r = atan2(x, y); break;
+    case OP_EQ: r = x == y; break;
+    case OP_NE: r = x != y; break;
+    case OP_LT: r = x < y; break;
+    case OP_LE: r = x <= y; break;
+    case OP_GT: r = x > y; break;
+    case OP_GE: r = x >= y; break;
+    case OP_AND: r = x != 0 && y != 0; break;
+    case OP_OR: r = x != 0 || y != 0; break;
+    case OP_FMA: r = fma(x, y, z); break;
+    case OP_CLAMP: r = x < y ? y : x > z ? z : x; break;
+    case OP_WHERE: r = x != 0 ? y : z; break;
+    default: return 0;
+    }
+    if (dtype_is_float(n->dtype)) {
+        *out_f = ir_round_to_dtype(n->dtype, r);
+        *out_i = 0;
+    } else if (n->dtype == DT_BOOL) {
+        *out_i = r != 0;
+        *out_f = (double)*out_i;
+    } else {
+        if (isnan(r) || fabs(r) >= 9.2e18)
+            return 0; /* undefined in C: leave it to run time */
+        *out_i = wrap_int(n->dtype, (int64_t)r);
+        *out_f = (double)*out_i;
+    }
+    return 1;
+}
+
+static void fold_constants(IrFunc *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        OpClass cls = op_info[n->op].cls;
+        if (n->nin == 0 || n->shape.rank != 0 || (cls != OPC_UNARY && cls != OPC_BINARY && cls != OPC_TERNARY))
+            continue;
+        int all = 1;
+        for (int k = 0; k < n->nin; k++)
+            all &= n->in[k].node->op == OP_CONST;
+        double fv;
+        int64_t iv;
+        if (!all || !fold_value(n, &fv, &iv))
+            continue;
+        if (n->op == OP_CAST && dtype_is_int(n->dtype) && dtype_is_int(n->in[0].node->dtype))
+            iv = wrap_int(n->dtype, n->in[0].node->ival), fv = (double)iv;
+        n->op = OP_CONST;
+        n->nin = 0;
+        n->cval = fv;
+        n->ival = iv;
+    }
+}
+
+static int same_node(const IrNode *a, const IrNode *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype || a->nin != b->nin || !ir_shape_eq(&a->shape, &b->shape))
+        return 0;
+    if (a->op == OP_PARAM)
+        return 0;
+    for (int k = 0; k < a->nin; k++)
+        if (a->in[k].node != b->in[k].node || a->in[k].bcast != b->in[k].bcast)
+            return 0;
+    /* a static dim and a -D dim of the same size compare equal above; keep
+     * them apart so printed shapes do not change under CSE */
+    for (int d = 0; d < a->shape.rank; d++)
+        if (a->shape.dims[d].sym != b->shape.dims[d].sym)
+            return 0;
+    if (a->op == OP_CONST)
+        return a->ival == b->ival && (a->cval == b->cval || (isnan(a->cval) && isnan(b->cval))) &&
+               signbit(a->cval) == signbit(b->cval);
+    return a->axes == b->axes && a->keepdims == b->keepdims && a->axis == b->axis;
+}
+
+/* repl[id]: the node that replaces node id (itself if kept). */
+static void cse(IrFunc *f, IrNode **repl)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            n->in[k].node = repl[n->in[k].node->id];
+        repl[i] = n;
+        for (int j = 0; j < i; j++) {
+            IrNode *m = f->nodes[j];
+            if (repl[j] == m && same_node(m, n)) {
+                repl[i] = m;
+                if (!m->name)
+                    m->name = n->name;
+                break;
+            }
+        }
+    }
+    for (int r = 0; r < f->nresults; r++)
+        if (f->results[r].node)
+            f->results[r].node = repl[f->results[r].node->id];
+}
+
+static void remove_dead(IrFunc *f, IrNode **repl)
+{
+    /* mark: reuse repl as a live flag array (NULL dead, non-NULL live) */
+    for (int i = 0; i < f->nnodes; i++)
+        repl[i] = f->nodes[i]->op == OP_PARAM ? f->nodes[i] : NULL;
+    for (int r = 0; r < f->nresults; r++)
+        if (f->results[r].node)
+            repl[f->results[r].node->id] = f->results[r].node;
+    for (int i = f->nnodes - 1; i >= 0; i--) {
+        if (!repl[i])
+            continue;
+        IrNode *n = f->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            repl[n->in[k].node->id] = n->in[k].node;
+    }
+    int w = 0;
+    for (int i = 0; i < f->nnodes; i++)
+        if (repl[i])
+            f->nodes[w++] = f->nodes[i];
+    f->nnodes = w;
+}
+
+void ir_optimize(IrFunc *f)
+{
+    ir_renumber(f);
+    if (f->nnodes == 0)
+        return;
+    IrNode **repl = ARENA_ARRAY(f->arena, IrNode *, f->nnodes);
+    fold_constants(f);
+    cse(f, repl);
+    remove_dead(f, repl);
+    ir_renumber(f);
+    ir_count_uses(f);
+}

@@ -154,6 +154,11 @@ void ir_type_str(const IrFunc *f, DType dt, const IrShape *s, Buf *out); /* "f32
 int ir_shape_is_static(const IrShape *s);
 int64_t ir_shape_static_numel(const IrShape *s); /* -1 if any dim symbolic */
 
+/* v rounded to the nearest value of dtype t as the device stores it (f16,
+ * bf16, f32 round to nearest even and overflow to inf; ints truncate;
+ * bool is v != 0).  Used by sema and constant folding. */
+double ir_round_to_dtype(DType t, double v);
+
 /* Passes */
 void ir_count_uses(IrFunc *f);
 void ir_optimize(IrFunc *f); /* constant folding, CSE, dead-node removal; renumbers */
