@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test.sh -- the whole test suite, as CI runs it (.ci/run is this script).
+#
+#   1. tools/install-deps.sh
+#   2. build/       normal build (-Werror when CI=true) + ctest -LE gpu
+#   3. build-asan/  ASan+UBSan build, -Werror, -fno-sanitize-recover=all + ctest -LE gpu
+#   4. valgrind memcheck over fusec for every lit test and example input
+#      (tools/valgrind-lit.sh: the lit suites again, with %fusec run under
+#      valgrind; any memcheck error or definite/indirect leak fails)
+# GPU tests (ctest label gpu, lit feature cuda-gpu) are not run here.
+# Environment: JOBS (default 2), SKIP_VALGRIND=1, SKIP_ASAN=1 for quick local runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/common.sh
+
+if [[ "${CI:-}" == "true" ]]; then werror=ON; else werror=${FUSEC_WERROR:-OFF}; fi
+start=$SECONDS
+status=0
+
+step "dependencies"
+tools/install-deps.sh
+
+build_and_test() { # dir, cmake args...
+    local dir=$1
+    shift
+    step "configure $dir ($*)"
+    cmake -S . -B "$dir" -DFUSEC_BUILD_RUNTIME="$FUSEC_RUNTIME" "$@" >/dev/null
+    step "build $dir"
+    cmake --build "$dir" -j"$JOBS"
+    step "ctest $dir"
+    (cd "$dir" && ctest --output-on-failure -LE gpu -j"$JOBS") || status=1
+}
+
+build_and_test build -DFUSEC_WERROR="$werror" -DFUSEC_SANITIZE=OFF
+if [[ -z "${SKIP_ASAN:-}" ]]; then
+    build_and_test build-asan -DFUSEC_WERROR=ON -DFUSEC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+fi
+if [[ -z "${SKIP_VALGRIND:-}" ]]; then
+    step "valgrind memcheck over fusec (every lit test and example)"
+    tools/valgrind-lit.sh build || status=1
+fi
+
+step "done in $((SECONDS - start)) s: $([[ $status == 0 ]] && echo PASS || echo FAIL)"
+exit $status
