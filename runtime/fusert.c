@@ -1,0 +1,367 @@
+/* fusert.c -- statuses and messages, lazy module loading, launch, scratch
+ * memory and the CUDA-graph helper.
+ *
+ * State: the last error is thread-local; modules live in the
+ * fusert_program objects generated code owns (one slot per device ordinal,
+ * filled once under the program's spin lock and published with a release
+ * store, so the common path is one acquire load); multiprocessor counts are
+ * cached per device in an atomic array.  Nothing else is global and
+ * mutable.  The atomics are the GCC/Clang __atomic builtins (the C11 memory
+ * model) applied to the plain fields of the public struct, whose layout the
+ * header fixes for C and C++ callers alike.
+ *
+ * Every driver failure becomes a status plus a message naming the call and
+ * the driver's error name and text; nothing here aborts or exits. */
+#include "fusert_internal.h"
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statuses and the last error -------------------------------------- */
+
+#define STATUS_LIST(X)                                                         \
+    X(FUSERT_SUCCESS, "success")                                               \
+    X(FUSERT_ERROR_INVALID_VALUE, "an argument has an invalid value")          \
+    X(FUSERT_ERROR_NULL_POINTER, "a required pointer is NULL")                 \
+    X(FUSERT_ERROR_SHAPE_MISMATCH, "tensor dims disagree")                     \
+    X(FUSERT_ERROR_NO_DEVICE, "no CUDA driver or device")                      \
+    X(FUSERT_ERROR_COMPILE, "NVRTC compilation failed")                        \
+    X(FUSERT_ERROR_OUT_OF_MEMORY, "out of device memory")                      \
+    X(FUSERT_ERROR_LAUNCH, "a kernel launch failed")                           \
+    X(FUSERT_ERROR_CUDA, "a CUDA call failed")                                 \
+    X(FUSERT_ERROR_CACHE, "kernel cache I/O failed")                           \
+    X(FUSERT_ERROR_WORKSPACE_TOO_SMALL, "the workspace is too small")
+
+const char *fusert_status_name(fusert_status s)
+{
+    switch (s) {
+#define NAME(code, text)                                                       \
+    case code: return #code;
+        STATUS_LIST(NAME)
+#undef NAME
+    }
+    return "FUSERT_ERROR_UNKNOWN";
+}
+
+/* A default sentence per status, used when a failure has no message yet. */
+static const char *status_text(fusert_status s)
+{
+    switch (s) {
+#define TEXT(code, text)                                                       \
+    case code: return text;
+        STATUS_LIST(TEXT)
+#undef TEXT
+    }
+    return "unknown status";
+}
+
+#define ERROR_CAP 16384 /* NVRTC logs can be long; they are cut to fit */
+static _Thread_local char last_error[ERROR_CAP];
+
+const char *fusert_last_error(void) { return last_error; }
+
+void fusert_clear_error(void) { last_error[0] = 0; }
+
+fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
+{
+    if (!fmt || !*fmt) {
+        snprintf(last_error, sizeof last_error, "%s", status_text(s));
+        return s;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof last_error)
+        memcpy(last_error + sizeof last_error - 16, "... (truncated)", 16);
+    return s;
+}
+
+/* ---- programs: lazy compile + load per device ----------------------------- */
+
+static void lock(int *w)
+{
+    while (__atomic_exchange_n(w, 1, __ATOMIC_ACQUIRE) != 0)
+        while (__atomic_load_n(w, __ATOMIC_RELAXED) != 0)
+            sched_yield(); /* holders compile for tens of ms: don't burn the core */
+}
+
+static void unlock(int *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
+
+/* Compile (or fetch from the cache) and load p for device dev.  Called with
+ * p->lock held and the device's context current. */
+static fusert_status load_program(const fusert_driver *d, fusert_program *p, int dev)
+{
+    void *image = NULL;
+    size_t size = 0;
+    fusert_status s = fusert_compile(p->name, p->source, p->options, &image, &size);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    CUmodule mod;
+    CUresult r = d->ModuleLoadData(&mod, image);
+    free(image);
+    if (r != CUDA_SUCCESS) {
+        char what[256];
+        snprintf(what, sizeof what, "cuModuleLoadData(module '%s', device %d)",
+                 p->name ? p->name : "?", dev);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+    }
+    void **fns = calloc((size_t)p->nkernels, sizeof *fns);
+    if (!fns)
+        return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < p->nkernels; i++) {
+        CUfunction f;
+        r = d->ModuleGetFunction(&f, mod, p->kernels[i]);
+        if (r != CUDA_SUCCESS) {
+            char what[512];
+            snprintf(what, sizeof what, "cuModuleGetFunction(kernel '%s' of module '%s')",
+                     p->kernels[i], p->name ? p->name : "?");
+            free(fns);
+            return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+        }
+        fns[i] = f;
+    }
+    p->modules[dev] = mod;
+    __atomic_store_n(&p->functions[dev], fns, __ATOMIC_RELEASE);
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
+{
+    if (!p || !fn)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER,
+                                "fusert_program_kernel: program and fn must not be NULL");
+    if (!p->source || (p->nkernels > 0 && !p->kernels))
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER,
+                                "program '%s' has no source or kernel list",
+                                p->name ? p->name : "?");
+    if (index < 0 || index >= p->nkernels)
+        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
+                                "kernel index %d is out of range: module '%s' has %d kernels",
+                                index, p->name ? p->name : "?", p->nkernels);
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int dev;
+    fusert_status s = fusert__current_device(d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    void **fns = __atomic_load_n(&p->functions[dev], __ATOMIC_ACQUIRE);
+    if (!fns) {
+        lock(&p->lock);
+        fns = __atomic_load_n(&p->functions[dev], __ATOMIC_RELAXED);
+        if (!fns) {
+            s = load_program(d, p, dev);
+            fns = p->functions[dev];
+        }
+        unlock(&p->lock);
+        if (s != FUSERT_SUCCESS)
+            return s;
+    }
+    *fn = fns[index];
+    return FUSERT_SUCCESS;
+}
+
+/* ---- launch and device queries ------------------------------------------ */
+
+fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared_bytes,
+                            fusert_stream stream, void **params)
+{
+    if (!fn)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_launch: fn is NULL");
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    CUresult r = d->LaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, shared_bytes,
+                                 (CUstream)stream, params, NULL);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "cuLaunchKernel(grid %ux%ux%u, block %ux%ux%u, %u bytes shared)", gx, gy, gz,
+                 bx, by, bz, shared_bytes);
+        return fusert__cuda_error(FUSERT_ERROR_LAUNCH, r, what);
+    }
+    return FUSERT_SUCCESS;
+}
+
+static _Atomic int sm_counts[FUSERT_MAX_DEVICES]; /* 0: not asked yet */
+
+fusert_status fusert_device_sm_count(int *count)
+{
+    if (!count)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_sm_count: count is NULL");
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int dev;
+    fusert_status s = fusert__current_device(d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    int n = atomic_load_explicit(&sm_counts[dev], memory_order_relaxed);
+    if (n <= 0) {
+        CUresult r = d->DeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                           (CUdevice)dev);
+        if (r != CUDA_SUCCESS)
+            return fusert__cuda_error(FUSERT_ERROR_CUDA, r,
+                                      "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+        atomic_store_explicit(&sm_counts[dev], n, memory_order_relaxed);
+    }
+    *count = n;
+    return FUSERT_SUCCESS;
+}
+
+/* ---- stream-ordered scratch ---------------------------------------------- */
+
+fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
+{
+    if (!ptr)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_alloc_async: ptr is NULL");
+    *ptr = NULL;
+    if (bytes == 0)
+        return FUSERT_SUCCESS;
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int dev;
+    fusert_status s = fusert__current_device(d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    CUdeviceptr p = 0;
+    CUresult r = d->MemAllocAsync(&p, bytes, (CUstream)stream);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY,
+                                "out of device memory: could not allocate %zu bytes of scratch "
+                                "on device %d", bytes, dev);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "cuMemAllocAsync(%zu bytes)", bytes);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+    }
+    *ptr = (void *)(uintptr_t)p;
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_free_async(void *ptr, fusert_stream stream)
+{
+    if (!ptr)
+        return FUSERT_SUCCESS;
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    CUresult r = d->MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, (CUstream)stream);
+    if (r != CUDA_SUCCESS)
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuMemFreeAsync");
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_stream stream)
+{
+    if (bytes == 0)
+        return FUSERT_SUCCESS;
+    if (!ptr)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER,
+                                "fusert_memset_async: ptr is NULL for %zu bytes", bytes);
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    CUresult r = d->MemsetD8Async((CUdeviceptr)(uintptr_t)ptr, (unsigned char)value, bytes,
+                                  (CUstream)stream);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "cuMemsetD8Async(%zu bytes)", bytes);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+    }
+    return FUSERT_SUCCESS;
+}
+
+/* ---- CUDA graphs ------------------------------------------------------------ */
+
+struct fusert_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+};
+
+fusert_status fusert_graph_begin(fusert_stream stream)
+{
+    if (!stream)
+        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
+                                "graph capture needs a created stream: the default (NULL) "
+                                "stream cannot be captured");
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int dev;
+    fusert_status s = fusert__current_device(d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    /* Relaxed mode: a module loaded lazily by the first call inside the
+     * capture is legal then. */
+    CUresult r = d->StreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r != CUDA_SUCCESS)
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuStreamBeginCapture");
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_graph_end(fusert_stream stream, fusert_graph **out)
+{
+    if (!out)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_graph_end: out is NULL");
+    *out = NULL;
+    if (!stream)
+        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
+                                "fusert_graph_end: the default (NULL) stream is never captured");
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    CUgraph g = NULL;
+    CUresult r = d->StreamEndCapture((CUstream)stream, &g);
+    if (r != CUDA_SUCCESS)
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r,
+                                  "cuStreamEndCapture (a call during the capture failed, or "
+                                  "work from another stream joined it)");
+    fusert_graph *fg = calloc(1, sizeof *fg);
+    if (!fg) {
+        d->GraphDestroy(g);
+        return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    fg->graph = g;
+    r = d->GraphInstantiateWithFlags(&fg->exec, g, 0);
+    if (r != CUDA_SUCCESS) {
+        d->GraphDestroy(g);
+        free(fg);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuGraphInstantiate");
+    }
+    *out = fg;
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_graph_launch(fusert_graph *g, fusert_stream stream)
+{
+    if (!g)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_graph_launch: graph is NULL");
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    CUresult r = d->GraphLaunch(g->exec, (CUstream)stream);
+    if (r != CUDA_SUCCESS)
+        return fusert__cuda_error(FUSERT_ERROR_LAUNCH, r, "cuGraphLaunch");
+    return FUSERT_SUCCESS;
+}
+
+void fusert_graph_destroy(fusert_graph *g)
+{
+    if (!g)
+        return;
+    const fusert_driver *d = fusert__driver_quiet();
+    if (d) {
+        if (g->exec)
+            d->GraphExecDestroy(g->exec);
+        if (g->graph)
+            d->GraphDestroy(g->graph);
+    }
+    free(g);
+}
