@@ -22,6 +22,9 @@ typedef struct Tensor {
 
 void tensor_free(Tensor *t);
 int tensor_alloc(Tensor *t, DType dt, int rank, const int64_t *dims); /* 0 on OOM */
+/* Row-major strides (in elements) of dims and their product; 0 if the
+ * product overflows int64 or a dim is negative.  Allocates nothing. */
+int tensor_strides(int rank, const int64_t *dims, int64_t *strides, int64_t *numel);
 
 /* Rounding to a dtype's set of values. */
 double round_to_dtype(double v, DType t);
