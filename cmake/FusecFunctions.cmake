@@ -70,9 +70,14 @@ function(fusec_add_library name)
     set(out "${outdir}/${stem}${ext}")
     set(hdr "${outdir}/${stem}.h")
     set(dep "${outdir}/${stem}.d")
+    # fusec does not rewrite an output whose content is unchanged; the stamp
+    # (first output, named in the depfile) records that the command ran, so
+    # Make does not rerun it forever after an edit that changed nothing.
+    set(stamp "${outdir}/${stem}.stamp")
     add_custom_command(
-      OUTPUT "${out}" "${hdr}"
-      COMMAND fusec::fusec ${args} -MD -MF "${dep}" -MT "${out}" -o "${out}" "${src}"
+      OUTPUT "${stamp}" "${out}" "${hdr}"
+      COMMAND fusec::fusec ${args} -MD -MF "${dep}" -MT "${stamp}" -o "${out}" "${src}"
+      COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
       DEPENDS "${src}" fusec::fusec
       DEPFILE "${dep}"
       COMMENT "fusec ${stem}.fuse -> ${stem}${ext}"

@@ -59,8 +59,8 @@ if(TARGET fusert OR TARGET fusert_static)
   else()
     set(FUSEC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
   endif()
-  # What a static link of libfusert also needs: NVRTC and the driver API.
-  set(FUSEC_PC_LIBS_PRIVATE "-lnvrtc -lcuda -lpthread -ldl -lm")
+  # What a static link of libfusert also needs: NVRTC (the driver is dlopen()ed).
+  set(FUSEC_PC_LIBS_PRIVATE "-lnvrtc -lpthread -ldl -lm")
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_LIBRARY_DIR)
     set(FUSEC_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} ${FUSEC_PC_LIBS_PRIVATE}")
