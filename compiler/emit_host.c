@@ -84,6 +84,31 @@ static void emit_line(Emitter *e, const char *fmt, ...)
     buf_putc(e->out, '\n');
 }
 
+/* A declaration at file level, broken after ", " so that no line passes
+ * 100 columns; continuation lines are indented by 8. */
+static void emit_wrapped(Emitter *e, const char *text)
+{
+    const char *p = text;
+    size_t col = 0;
+    while (*p) {
+        const char *comma = strstr(p, ", ");
+        size_t n = comma ? (size_t)(comma - p) + 1 : strlen(p);
+        if (col > 8 && col + n + (comma ? 0 : 0) > 100) {
+            buf_puts(e->out, "\n        ");
+            col = 8;
+        } else if (col > 0) {
+            buf_putc(e->out, ' ');
+            col++;
+        }
+        buf_write(e->out, p, n);
+        col += n;
+        p += n;
+        if (*p == ' ')
+            p++;
+    }
+    buf_putc(e->out, '\n');
+}
+
 /* "header {" and one level deeper; emit_close undoes it. */
 static void emit_open(Emitter *e, const char *text)
 {
@@ -232,7 +257,8 @@ static void fn_info(Arena *a, const Plan *p, FnInfo *fi)
         add_inter(a, fi, p->intermediates[i]);
     for (int k = 0; k < p->nkernels; k++)
         for (int o = 0; o < p->kernels[k].noutputs; o++)
-            add_inter(a, fi, p->kernels[k].outputs[o]);
+            if (!p->kernels[k].out_result || p->kernels[k].out_result[o] < 0)
+                add_inter(a, fi, p->kernels[k].outputs[o]);
     Loc loc = f->loc;
     fi->file = "";
     if (loc.file >= 0) {
@@ -468,15 +494,11 @@ static void header_fn_doc(Emitter *e, Arena *a, const FnInfo *fi)
             emit_line(e, " *   Dim %s is %lld (-D %s=%lld): not passed to %s, but passed to %s_packed.",
                       f->syms[i], (long long)f->sym_static[i], f->syms[i],
                       (long long)f->sym_static[i], fi->name, fi->name);
-    if (f->nsyms)
-        emit_line(e, " *   %s_packed: buffers = %d tensor param%s then %d result%s; scalars = %d;"
-                     " dims = every dim in order (%d).",
-                  fi->name, fi->ntensors, fi->ntensors == 1 ? "" : "s", f->nresults,
-                  f->nresults == 1 ? "" : "s", fi->nscalars, f->nsyms);
-    else
-        emit_line(e, " *   %s_packed: buffers = %d tensor param%s then %d result%s; scalars = %d.",
-                  fi->name, fi->ntensors, fi->ntensors == 1 ? "" : "s", f->nresults,
-                  f->nresults == 1 ? "" : "s", fi->nscalars);
+    emit_line(e, " *   %s_packed: %d buffer%s (tensor params, then results), %d scalar%s,", fi->name,
+              fi->ntensors + f->nresults, fi->ntensors + f->nresults == 1 ? "" : "s", fi->nscalars,
+              fi->nscalars == 1 ? "" : "s");
+    emit_line(e, " *     %d dim%s (every dim in order, static ones too).", f->nsyms,
+              f->nsyms == 1 ? "" : "s");
     emit_line(e, " */");
 }
 
@@ -523,12 +545,12 @@ void emit_header(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
         const char *sep = *tp ? ", " : "";
         emit_line(&e, "%s", "");
         header_fn_doc(&e, &a, &fi);
-        emit_line(&e, "fusert_status %s(%s%sfusert_stream stream);", fi.name, tp, sep);
-        emit_line(&e, "fusert_status %s_ws(%s%svoid *workspace, size_t workspace_bytes,", fi.name,
-                  tp, sep);
-        emit_line(&e, "        fusert_stream stream);");
+        emit_wrapped(&e, arena_printf(&a, "fusert_status %s(%s%sfusert_stream stream);", fi.name, tp, sep));
+        emit_wrapped(&e, arena_printf(&a, "fusert_status %s_ws(%s%svoid *workspace, size_t workspace_bytes, "
+                                          "fusert_stream stream);",
+                                      fi.name, tp, sep));
         emit_line(&e, "/* bytes %s_ws needs; SIZE_MAX for negative or overflowing dims */", fi.name);
-        emit_line(&e, "size_t %s_workspace_size(%s);", fi.name, dim_params(&a, &fi, 0));
+        emit_wrapped(&e, arena_printf(&a, "size_t %s_workspace_size(%s);", fi.name, dim_params(&a, &fi, 0)));
         emit_line(&e, "fusert_status %s_packed(void *const *buffers, const double *scalars,",
                   fi.name);
         emit_line(&e, "        const int64_t *dims, fusert_stream stream);");
@@ -867,6 +889,17 @@ static void emit_check(Emitter *e, Arena *a, const FnInfo *fi)
     emit_close(e, "}");
 }
 
+/* Whether "(c)" is already one of the alternatives in cond. */
+static int cond_has(const Buf *cond, const char *c)
+{
+    size_t n = strlen(c);
+    for (size_t i = 0; i + n + 2 <= cond->len; i++)
+        if (cond->data[i] == '(' && memcmp(cond->data + i + 1, c, n) == 0 &&
+            cond->data[i + 1 + n] == ')' && (i + n + 2 == cond->len || cond->data[i + n + 2] == ' '))
+            return 1;
+    return 0;
+}
+
 static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -934,12 +967,15 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         }
         for (int i = 0; i < kn->noutputs; i++) {
             buf_puts(&list, sep);
-            put_buffer(&list, fi, kn->outputs[i], 1);
+            if (kn->out_result && kn->out_result[i] >= 0)
+                buf_printf(&list, "bufs[%d]", fi->ntensors + kn->out_result[i]);
+            else
+                put_buffer(&list, fi, kn->outputs[i], 1);
             sep = ", ";
             const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
             if (!c)
                 always = 1;
-            else if (strcmp(c, "0") != 0)
+            else if (strcmp(c, "0") != 0 && !cond_has(&cond, c))
                 buf_printf(&cond, "%s(%s)", cond.len ? " || " : "", c);
         }
         int line = 0, col;
@@ -952,6 +988,8 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
             emit_line(e, "/* kernel %d: %s */", k, kn->name);
         if (always || kn->noutputs == 0)
             emit_open(e, "if (st == FUSERT_SUCCESS) {");
+        else if (cond.len && !strstr(cond.data, " || ")) /* one alternative: drop its parens */
+            emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && %.*s) {", (int)cond.len, cond.data));
         else if (cond.len)
             emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%.*s)) {", (int)cond.len, cond.data));
         else
@@ -1006,19 +1044,22 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
     const char *tp = typed_params(a, fi);
     const char *sep = *tp ? ", " : "";
     emit_line(e, "%s", "");
-    emit_open(e, arena_printf(a, "fusert_status %s(%s%sfusert_stream stream)\n{", fi->name, tp, sep));
+    emit_wrapped(e, arena_printf(a, "fusert_status %s(%s%sfusert_stream stream)", fi->name, tp, sep));
+    emit_open(e, "{");
     emit_pack(e, fi);
     emit_line(e, "return %s_run(bufs, scalars, dims, 0, NULL, 0, stream);", fi->name);
     emit_close(e, "}");
     emit_line(e, "%s", "");
-    emit_open(e, arena_printf(a, "fusert_status %s_ws(%s%svoid *workspace, size_t workspace_bytes,\n"
-                                 "        fusert_stream stream)\n{",
-                              fi->name, tp, sep));
+    emit_wrapped(e, arena_printf(a, "fusert_status %s_ws(%s%svoid *workspace, size_t workspace_bytes, "
+                                    "fusert_stream stream)",
+                                 fi->name, tp, sep));
+    emit_open(e, "{");
     emit_pack(e, fi);
     emit_line(e, "return %s_run(bufs, scalars, dims, 1, workspace, workspace_bytes, stream);", fi->name);
     emit_close(e, "}");
     emit_line(e, "%s", "");
-    emit_open(e, arena_printf(a, "size_t %s_workspace_size(%s)\n{", fi->name, dim_params(a, fi, 0)));
+    emit_wrapped(e, arena_printf(a, "size_t %s_workspace_size(%s)", fi->name, dim_params(a, fi, 0)));
+    emit_open(e, "{");
     Buf b = {0};
     int ndyn = 0;
     for (int i = 0; i < f->nsyms; i++) {

@@ -31,12 +31,13 @@ typedef enum {
     EMIT_DEFAULT, /* source + header: the main job */
     EMIT_AST, EMIT_IR, EMIT_EVAL, EMIT_PLAN, EMIT_FUSION, EMIT_DOT,
     EMIT_CU, EMIT_C, EMIT_H,
+    EMIT_KERNELS, /* the CUDA device source alone (what NVRTC compiles) */
 } EmitKind;
 
 static const char *const emit_names[] = {
     [EMIT_AST] = "ast", [EMIT_IR] = "ir", [EMIT_EVAL] = "eval", [EMIT_PLAN] = "plan",
     [EMIT_FUSION] = "fusion", [EMIT_DOT] = "dot", [EMIT_CU] = "cu", [EMIT_C] = "c",
-    [EMIT_H] = "h",
+    [EMIT_H] = "h", [EMIT_KERNELS] = "kernels",
 };
 
 typedef struct Options {
@@ -189,7 +190,7 @@ static void usage(FILE *out)
         "                          with --emit=X, where X goes ('-' is standard output)\n"
         "  --target=cuda|nvrtc     cuda: a .cu for nvcc (default); nvrtc: plain C that\n"
         "                          compiles its embedded CUDA source at run time via fusert\n"
-        "  --emit=KIND             ast | ir | eval | plan | fusion | dot | cu | c | h\n"
+        "  --emit=KIND             ast | ir | eval | plan | fusion | dot | cu | c | h | kernels\n"
         "  -MD                     also write a depfile (FILE.d beside the output)\n"
         "  -MF FILE                the depfile's name\n"
         "  -MT TARGET              the target named in the depfile\n"
@@ -328,14 +329,14 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
         } else if (opt_is(arg, "--emit")) {
             const char *e = opt_value(argc, argv, &i, "--emit");
             int found = 0;
-            for (int k = EMIT_AST; k <= EMIT_H; k++)
+            for (int k = EMIT_AST; k <= EMIT_KERNELS; k++)
                 if (strcmp(e, emit_names[k]) == 0) {
                     o->emit = (EmitKind)k;
                     found = 1;
                 }
             if (!found)
                 usage_error("unknown --emit kind '%s' (expected ast, ir, eval, plan, fusion, "
-                            "dot, cu, c or h)", e);
+                            "dot, cu, c, h or kernels)", e);
         } else if (opt_is(arg, "--diagnostics-format")) {
             const char *f = opt_value(argc, argv, &i, "--diagnostics-format");
             if (strcmp(f, "text") == 0)
@@ -522,7 +523,7 @@ static int run(Arena *a, Options *o)
     char *mod = module_name(a, o->input);
     const char *ext = o->target == TARGET_CUDA ? ".cu" : ".c";
     const char *main_out, *hdr_out;
-    if (o->emit == EMIT_CU || o->emit == EMIT_C || o->emit == EMIT_H) {
+    if (o->emit == EMIT_CU || o->emit == EMIT_C || o->emit == EMIT_H || o->emit == EMIT_KERNELS) {
         main_out = out;
         hdr_out = NULL;
     } else if (o->output && strcmp(o->output, "-") != 0) {
@@ -548,6 +549,8 @@ static int run(Arena *a, Options *o)
     };
     if (o->emit == EMIT_H) {
         emit_header(new_output(main_out), ps.plans, ps.n, &eo);
+    } else if (o->emit == EMIT_KERNELS) {
+        emit_cuda_kernels(new_output(main_out), ps.plans, ps.n, &eo);
     } else {
         emit_host_source(new_output(main_out), ps.plans, ps.n, &eo);
         if (hdr_out)
