@@ -1,0 +1,71 @@
+/* test_fusert_compile.c -- NVRTC through fusert_compile with no GPU: the
+ * arch comes from FUSERT_ARCH, the result is a CUBIN (an ELF image), a cold
+ * compile is timed against the 50 ms target, and a broken source gives
+ * FUSERT_ERROR_COMPILE with NVRTC's log in the message.
+ *
+ * RUN: %rtbin/test_fusert_compile | FileCheck %s
+ * CHECK: cold compile of a small kernel: {{[0-9.]+}} ms
+ * CHECK-NOT: FAIL
+ * CHECK: test_fusert_compile: all {{[0-9]+}} checks passed
+ */
+#include "rt_test.h"
+
+int main(void)
+{
+    setenv("FUSERT_ARCH", "sm_90", 1);
+    setenv("FUSERT_CACHE_DISABLE", "1", 1);
+
+    void *cubin = NULL;
+    size_t n = 0;
+    double t0 = rt_now_ms();
+    CHECK_STATUS(fusert_compile("scale_add", rt_kernel_source("compile"), NULL, &cubin, &n),
+                 FUSERT_SUCCESS);
+    double ms = rt_now_ms() - t0;
+    /* The BENCHMARKS.md target (50 ms) is for an idle machine; this shared
+     * build host only reports the figure and catches gross regressions. */
+    printf("cold compile of a small kernel: %.1f ms\n", ms);
+    CHECK(ms < 5000, "compile took %.1f ms", ms);
+    CHECK(cubin && rt_is_elf(cubin, n), "not a CUBIN (%zu bytes)", n);
+    free(cubin);
+
+    fusert_cache_stats st;
+    fusert_get_cache_stats(&st);
+    CHECK(st.compiles == 1 && st.hits == 0 && st.misses == 0, "disabled cache: compiles %llu "
+          "hits %llu misses %llu", (unsigned long long)st.compiles,
+          (unsigned long long)st.hits, (unsigned long long)st.misses);
+    CHECK(st.compile_ms_total > 0, "compile time not counted");
+
+    /* Extra options reach NVRTC: a macro the source needs. */
+    const char *needs_macro =
+        "extern \"C\" __global__ void k(float *y) { y[0] = FUSE_SCALE; }\n";
+    CHECK_STATUS(fusert_compile("opts", needs_macro, "-DFUSE_SCALE=2.0f  --use_fast_math",
+                                &cubin, &n), FUSERT_SUCCESS);
+    free(cubin);
+
+    /* A compile error: status, module name, arch and the log's line. */
+    const char *bad = "extern \"C\" __global__ void broken(float *y)\n"
+                      "{\n"
+                      "    y[0] = undeclared_thing;\n"
+                      "}\n";
+    cubin = (void *)1;
+    CHECK_STATUS(fusert_compile("broken_mod", bad, NULL, &cubin, &n), FUSERT_ERROR_COMPILE);
+    CHECK(cubin == NULL && n == 0, "outputs not cleared on failure");
+    const char *msg = fusert_last_error();
+    CHECK(strstr(msg, "broken_mod") != NULL, "module name missing: %s", msg);
+    CHECK(strstr(msg, "sm_90") != NULL, "arch missing: %s", msg);
+    CHECK(strstr(msg, "undeclared_thing") != NULL, "NVRTC log missing: %s", msg);
+    CHECK(strstr(msg, "broken_mod(3)") != NULL, "log line number missing: %s", msg);
+
+    /* A bad option is a compile error too, never a crash. */
+    CHECK_STATUS(fusert_compile("badopt", needs_macro, "--no-such-option", &cubin, &n),
+                 FUSERT_ERROR_COMPILE);
+
+    /* FUSERT_ARCH picks the target when there is no device. */
+    if (fusert_device_sm_count(&(int){0}) != FUSERT_SUCCESS) {
+        setenv("FUSERT_ARCH", "sm_80", 1);
+        CHECK_STATUS(fusert_compile("broken80", bad, NULL, &cubin, &n), FUSERT_ERROR_COMPILE);
+        CHECK(strstr(fusert_last_error(), "sm_80") != NULL, "FUSERT_ARCH ignored: %s",
+              fusert_last_error());
+    }
+    return rt_done("test_fusert_compile");
+}
