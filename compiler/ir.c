@@ -1,6 +1,8 @@
 /* ir.c -- building the IR, shapes, and (below) printing and optimising it. */
 #include "ir.h"
+#include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const OpInfo op_info[OP_COUNT] = {
@@ -197,6 +199,25 @@ double ir_round_to_dtype(DType t, double v)
  * one, ends the line as a '# name' comment.  Nothing here depends on
  * pointers or hash order, so the text is stable for FileCheck. */
 
+/* The shortest decimal that reads back as v once rounded to dtype t. */
+static void print_float(Buf *b, DType t, double v)
+{
+    char tmp[64];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (ir_round_to_dtype(t, strtod(tmp, NULL)) == v)
+            break;
+    }
+    buf_puts(b, tmp);
+}
+
+/* op_info names come from the enum (upper case); the text form is lower. */
+static void print_opname(Buf *b, OpKind op)
+{
+    for (const char *c = op_info[op].name; *c; c++)
+        buf_putc(b, (char)tolower((unsigned char)*c));
+}
+
 static void print_const(Buf *b, const IrNode *n)
 {
     if (n->dtype == DT_BOOL)
@@ -208,12 +229,13 @@ static void print_const(Buf *b, const IrNode *n)
     else if (isinf(n->cval))
         buf_puts(b, n->cval < 0 ? "-inf" : "inf");
     else
-        buf_printf(b, n->dtype == DT_F64 ? "%.17g" : "%.9g", n->cval);
+        print_float(b, n->dtype, n->cval);
 }
 
 static void print_node(Buf *b, const IrFunc *f, const IrNode *n)
 {
-    buf_printf(b, "  %%%d = %s", n->id, op_info[n->op].name);
+    buf_printf(b, "  %%%d = ", n->id);
+    print_opname(b, n->op);
     if (n->op == OP_PARAM)
         buf_printf(b, " %s", n->param >= 0 && n->param < f->nparams ? f->params[n->param].name : "?");
     else if (n->op == OP_CONST) {
@@ -261,8 +283,15 @@ static void print_func(Buf *b, const IrFunc *f)
         const IrParam *p = &f->params[i];
         buf_printf(b, "%s%s: ", i ? ", " : "", p->name);
         ir_type_str(f, p->dtype, &p->shape, b);
-        if (p->has_default)
-            buf_printf(b, " = %.9g", p->deflt);
+        if (p->has_default) {
+            buf_puts(b, " = ");
+            if (dtype_is_float(p->dtype))
+                print_float(b, p->dtype, p->deflt);
+            else if (p->dtype == DT_BOOL)
+                buf_puts(b, p->deflt != 0 ? "true" : "false");
+            else
+                buf_printf(b, "%lld", (long long)p->deflt);
+        }
     }
     buf_puts(b, ") -> (");
     for (int i = 0; i < f->nresults; i++) {
