@@ -1,7 +1,1146 @@
-/* STUB: replaced by the fusion helper. */
+/* fusion.c -- partition an IrFunc into kernels (the plan), with reasons.
+ *
+ * Design note.  Groups are grown from the consumers back to the producers:
+ * nodes are visited in REVERSE topological order, so when a node is
+ * visited every group that uses it already exists.  A node then tries to
+ * join each group that holds one of its consumers:
+ *   - an elementwise node or view joins every group that accepts it
+ *     (recomputed in each: cheap work is redone, never stored and re-read);
+ *   - a reduction joins only when all its consumers sit in ONE group
+ *     (a reduction is never computed twice).
+ * What a group accepts depends on its kind (loop / reduce / row) and the
+ * level the node would have there (per element of the iteration space, or
+ * per reduced element): see try_join.  A node rejected by some consumer
+ * group is materialised: it gets a group of its own that writes it, and
+ * the rejecting group reads it.  Every refusal is a Rejection with words.
+ * After that pass, independent groups over the same space are merged
+ * sideways (several outputs in one kernel; a reduction and an elementwise
+ * output of its input: "ride-along"), then groups are ordered by their
+ * data dependencies.  Should that order ever be cyclic, the plan falls
+ * back to one kernel per op (correct, slow) rather than fail.
+ * Everything iterates in node order or group-creation order: the plan is
+ * the same byte for byte for the same IR.  The reports (JSON, text, dot)
+ * are at the end of the file. */
 #include "fusion.h"
-Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt) { (void)a; (void)f; (void)opt; ICE("fusion not written yet"); }
-void fuse_print_json(FILE *out, Plan **plans, int nplans) { (void)out; (void)plans; (void)nplans; }
-void fuse_print_text(FILE *out, Plan **plans, int nplans) { (void)out; (void)plans; (void)nplans; }
-void fuse_print_dot(FILE *out, Plan **plans, int nplans) { (void)out; (void)plans; (void)nplans; }
-int fuse_estimate_registers(const IrFunc *f, const Kernel *k) { (void)f; return k ? k->est_registers : 0; }
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- groups: kernels under construction ---------------------------------- */
+
+typedef struct Write {
+    IrNode *node;
+    int result; /* fn result index, or -1 for an intermediate */
+} Write;
+
+typedef struct Group {
+    KernelKind kind;
+    IrShape space;
+    uint8_t axes;
+    uint8_t *lvl;      /* per node id: 0 absent, else FL_ELEM | FL_RED */
+    Write *wr;
+    int nwr, capwr;
+    int dead;          /* merged into another group */
+    int order;         /* launch position, once known */
+} Group;
+
+typedef struct Ctx {
+    Arena *a;
+    IrFunc *f;
+    const FusionOptions *opt;
+    int no_fusion;
+    Group **g;
+    int ng, capg;
+    Rejection *rej;
+    int nrej, caprej;
+    IrNode ***users; /* per node: the nodes that use it (each once) */
+    int *nusers;
+} Ctx;
+
+static int is_reduce(const IrNode *n) { return op_info[n->op].cls == OPC_REDUCE; }
+static int is_leaf(const IrNode *n) { return op_info[n->op].cls == OPC_LEAF; }
+static int is_view(const IrNode *n) { return op_info[n->op].cls == OPC_VIEW; }
+
+/* a scalar parameter: passed by value, never a buffer */
+static int is_scalar_param(const IrFunc *f, const IrNode *n)
+{
+    return n->op == OP_PARAM && n->param >= 0 && n->param < f->nparams &&
+           !f->params[n->param].is_tensor;
+}
+
+static Group *group_new(Ctx *c, KernelKind kind, const IrShape *space, uint8_t axes)
+{
+    Group *g = ARENA_NEW(c->a, Group);
+    g->kind = kind;
+    g->space = *space;
+    g->axes = axes;
+    g->lvl = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    ARENA_PUSH(c->a, c->g, c->ng, c->capg, g);
+    return g;
+}
+
+static void group_write(Ctx *c, Group *g, IrNode *n, int result)
+{
+    for (int i = 0; i < g->nwr; i++)
+        if (g->wr[i].node == n && g->wr[i].result == result)
+            return;
+    Write w = {n, result};
+    ARENA_PUSH(c->a, g->wr, g->nwr, g->capwr, w);
+}
+
+/* ---- words for reasons ---------------------------------------------------- */
+
+static ReduceLayout layout_of(uint8_t axes, int rank)
+{
+    uint8_t all = (uint8_t)((1u << rank) - 1u);
+    if (rank == 0 || (axes & all) == all)
+        return RL_SCALAR;
+    /* suffix: inner, contiguous axes; prefix: outer axes */
+    for (int k = 1; k < rank; k++) {
+        uint8_t suffix = (uint8_t)(all & ~((1u << (rank - k)) - 1u));
+        uint8_t prefix = (uint8_t)((1u << k) - 1u);
+        if (axes == suffix)
+            return RL_ROWS;
+        if (axes == prefix)
+            return RL_COLS;
+    }
+    return RL_MIDDLE;
+}
+
+static const char *axes_words(Arena *a, uint8_t axes, int rank)
+{
+    if (layout_of(axes, rank) == RL_SCALAR)
+        return "over all axes";
+    Buf b = {0};
+    int n = 0;
+    for (int i = 0; i < rank; i++)
+        n += (axes >> i) & 1;
+    buf_puts(&b, n == 1 ? "over axis " : "over axes (");
+    int first = 1;
+    for (int i = 0; i < rank; i++)
+        if ((axes >> i) & 1) {
+            buf_printf(&b, first ? "%d" : ", %d", i);
+            first = 0;
+        }
+    if (n != 1)
+        buf_putc(&b, ')');
+    char *s = arena_strdup(a, b.data ? b.data : "");
+    buf_free(&b);
+    return s;
+}
+
+static const char *shape_words(Arena *a, const IrFunc *f, const IrShape *s)
+{
+    Buf b = {0};
+    ir_shape_str(f, s, &b);
+    char *r = arena_strdup(a, b.data ? b.data : "[]");
+    buf_free(&b);
+    return r;
+}
+
+static void reject(Ctx *c, IrNode *producer, IrNode *consumer, const char *code, const char *reason)
+{
+    if (c->no_fusion)
+        return;
+    for (int i = 0; i < c->nrej; i++) /* one entry per pair and cause */
+        if (c->rej[i].producer == producer && c->rej[i].consumer == consumer &&
+            strcmp(c->rej[i].code, code) == 0)
+            return;
+    Rejection r = {producer, consumer, reason, code};
+    ARENA_PUSH(c->a, c->rej, c->nrej, c->caprej, r);
+}
+
+/* ---- the register model --------------------------------------------------- */
+
+static int acc_regs(const IrNode *n)
+{
+    switch (n->op) {
+    case OP_ARGMAX: case OP_ARGMIN: case OP_LOGSUMEXP: return 2;
+    case OP_VAR: case OP_STD: return 3;
+    default: return 1;
+    }
+}
+
+/* Elements of a row each thread keeps on chip (see fusion.h). */
+static int row_elems_per_thread(const Kernel *k, int *looped)
+{
+    IrShape red = {0};
+    for (int i = 0; i < k->space.rank; i++)
+        if ((k->reduce_axes >> i) & 1)
+            red.dims[red.rank++] = k->space.dims[i];
+    int64_t len = ir_shape_static_numel(&red);
+    *looped = len < 0 || len > FUSE_ROW_ONCHIP_MAX;
+    if (len > FUSE_ROW_ONCHIP_MAX)
+        return 0;
+    if (len < 0)
+        len = 1024; /* the on-chip variant the emitter may pick at launch */
+    int threads = len <= 1024 ? 32 : 256;
+    return (int)((len + threads - 1) / threads);
+}
+
+int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
+{
+    int nv = k->nvalues;
+    /* position of each value; liveness of values and inputs in that walk */
+    int live_max = 0, accs = 0;
+    int *first = calloc((size_t)f->nnodes, sizeof(int));
+    int *last = calloc((size_t)f->nnodes, sizeof(int));
+    if (!first || !last)
+        fatal_oom();
+    for (int i = 0; i < f->nnodes; i++)
+        first[i] = -1;
+    for (int i = 0; i < nv; i++) {
+        IrNode *v = k->values[i];
+        if (first[v->id] < 0)
+            first[v->id] = i;
+        last[v->id] = i;
+        if (is_reduce(v))
+            accs += acc_regs(v);
+        for (int j = 0; j < v->nin; j++) {
+            IrNode *o = v->in[j].node;
+            if (first[o->id] < 0)
+                first[o->id] = i;
+            last[o->id] = i;
+        }
+    }
+    /* at value i: live-in (read here, defined earlier) and live-out
+     * (defined up to here, read later, plus value i itself); an input is
+     * "defined" when first read, so it counts as live-in there */
+    for (int i = 0; i < nv; i++) {
+        int in = 0, out = 1;
+        for (int id = 0; id < f->nnodes; id++) {
+            IrNode *n = f->nodes[id];
+            if (first[id] < 0 || n->op == OP_CONST || is_view(n) || is_scalar_param(f, n) ||
+                n == k->values[i])
+                continue;
+            int def = first[id], val = k->values[def] == n; /* a value: defined at def */
+            if ((val ? def < i : def <= i) && i <= last[id])
+                in++;
+            if (def <= i && i < last[id])
+                out++;
+        }
+        if (in > live_max)
+            live_max = in;
+        if (out > live_max)
+            live_max = out;
+    }
+    free(first);
+    free(last);
+    if (nv == 0)
+        live_max = 1; /* a copy kernel moves one value */
+    int width = k->kind == KK_ROW ? 1 : 4;
+    int est = 16 + 2 * (k->ninputs + k->noutputs) + width * live_max + accs;
+    if (k->kind == KK_ROW) {
+        int looped, per = row_elems_per_thread(k, &looped), bufs = 0;
+        for (int i = 0; i < k->ninputs; i++)
+            if (ir_shape_eq(&k->inputs[i]->shape, &k->space))
+                bufs++;
+        est += per * bufs;
+    }
+    return est;
+}
+
+/* ---- a group seen as a kernel ---------------------------------------------- */
+
+static void push_node(Arena *a, IrNode ***arr, int *n, int *cap, IrNode *v)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*arr)[i] == v)
+            return;
+    ARENA_PUSH(a, *arr, *n, *cap, v);
+}
+
+/* Fill k from g: values (with the constants they use), inputs, outputs. */
+static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
+{
+    IrFunc *f = c->f;
+    memset(k, 0, sizeof *k);
+    k->kind = g->kind;
+    k->space = g->space;
+    k->reduce_axes = g->kind == KK_LOOP ? 0 : g->axes;
+    k->layout = g->kind == KK_LOOP ? RL_NONE : layout_of(g->axes, g->space.rank);
+    /* constants take the level of their users */
+    uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        if (!g->lvl[i] || is_leaf(n))
+            continue;
+        lv[i] |= g->lvl[i];
+        for (int j = 0; j < n->nin; j++) {
+            IrNode *o = n->in[j].node;
+            if (o->op == OP_CONST)
+                lv[o->id] |= is_reduce(n) ? FL_ELEM : g->lvl[i];
+        }
+    }
+    int capv = 0, capi = 0, capo = 0;
+    for (int i = 0; i < f->nnodes; i++)
+        if (lv[i])
+            k->nvalues++;
+    k->values = ARENA_ARRAY(c->a, IrNode *, k->nvalues ? k->nvalues : 1);
+    k->level = ARENA_ARRAY(c->a, uint8_t, k->nvalues ? k->nvalues : 1);
+    capv = k->nvalues;
+    k->nvalues = 0;
+    for (int i = 0; i < f->nnodes; i++)
+        if (lv[i]) {
+            k->level[k->nvalues] = lv[i];
+            k->values[k->nvalues++] = f->nodes[i];
+        }
+    (void)capv;
+    /* inputs: operands that are not computed here, in node order */
+    uint8_t *isin = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
+    for (int i = 0; i < k->nvalues; i++) {
+        IrNode *v = k->values[i];
+        for (int j = 0; j < v->nin; j++) {
+            IrNode *o = v->in[j].node;
+            if (!lv[o->id] && o->op != OP_CONST && !is_scalar_param(f, o))
+                isin[o->id] = 1;
+        }
+    }
+    for (int i = 0; i < g->nwr; i++) { /* a copied param */
+        IrNode *w = g->wr[i].node;
+        if (!lv[w->id] && !is_scalar_param(f, w))
+            isin[w->id] = 1;
+    }
+    for (int i = 0; i < f->nnodes; i++)
+        if (isin[i])
+            push_node(c->a, &k->inputs, &k->ninputs, &capi, f->nodes[i]);
+    /* outputs: results first in result order, then intermediates by node */
+    k->out_result = ARENA_ARRAY(c->a, int, g->nwr ? g->nwr : 1);
+    for (int r = 0; r < f->nresults; r++)
+        for (int i = 0; i < g->nwr; i++)
+            if (g->wr[i].result == r) {
+                k->out_result[k->noutputs] = r;
+                ARENA_PUSH(c->a, k->outputs, k->noutputs, capo, g->wr[i].node);
+            }
+    for (int id = 0; id < f->nnodes; id++)
+        for (int i = 0; i < g->nwr; i++)
+            if (g->wr[i].result < 0 && g->wr[i].node->id == id) {
+                k->out_result[k->noutputs] = -1;
+                ARENA_PUSH(c->a, k->outputs, k->noutputs, capo, g->wr[i].node);
+            }
+    if (k->kind == KK_ROW)
+        row_elems_per_thread(k, &k->looped);
+    k->loc = k->nvalues ? k->values[0]->loc : (k->noutputs ? k->outputs[0]->loc : f->loc);
+    for (int i = 0; i < k->nvalues; i++)
+        if (k->values[i]->op != OP_CONST) {
+            k->loc = k->values[i]->loc;
+            break;
+        }
+    k->est_registers = fuse_estimate_registers(f, k);
+}
+
+static int group_estimate(Ctx *c, const Group *g)
+{
+    Kernel k;
+    group_to_kernel(c, g, &k);
+    return k.est_registers;
+}
+
+/* ---- joining a node to a consumer's group ----------------------------------- */
+
+/* The shape of r's result without its reduced dims (keepdims or not). */
+static IrShape reduced_shape(const IrShape *space, uint8_t axes)
+{
+    IrShape s = {0};
+    for (int i = 0; i < space->rank; i++)
+        if (!((axes >> i) & 1))
+            s.dims[s.rank++] = space->dims[i];
+    return s;
+}
+
+static IrShape squeeze_ones(const IrShape *in, const IrShape *space, uint8_t axes)
+{
+    /* a keepdims result: drop the size-1 dims at the reduced positions */
+    int keep = in->rank == space->rank;
+    for (int i = 0; keep && i < in->rank; i++)
+        if (((axes >> i) & 1) && !ir_dim_is_one(in->dims[i]))
+            keep = 0;
+    if (keep) {
+        IrShape s = {0};
+        for (int i = 0; i < in->rank; i++)
+            if (!((axes >> i) & 1))
+                s.dims[s.rank++] = in->dims[i];
+        return s;
+    }
+    return *in;
+}
+
+/* Levels at which g's members use n (FL_ELEM for a reduction's operand). */
+static uint8_t use_level(Ctx *c, const Group *g, const IrNode *n, IrNode **first_user)
+{
+    uint8_t l = 0;
+    *first_user = NULL;
+    for (int i = 0; i < c->nusers[n->id]; i++) {
+        IrNode *u = c->users[n->id][i];
+        if (!g->lvl[u->id])
+            continue;
+        if (!*first_user)
+            *first_user = u;
+        l |= is_reduce(u) ? FL_ELEM : g->lvl[u->id];
+    }
+    return l;
+}
+
+/* the source spelling of a reduction: "sum", "max" */
+static const char *opname(const IrNode *n) { return op_info[n->op].src; }
+
+/* Try to add n to g (which holds a user of n); on refusal record why and
+ * return 0.  The kind of g may change (loop -> reduce or row, reduce ->
+ * row) when a reduction joins. */
+static int try_join(Ctx *c, Group *g, IrNode *n)
+{
+    IrNode *user;
+    uint8_t ul = use_level(c, g, n, &user);
+    if (!ul)
+        return 0;
+    Group save = *g;
+    uint8_t *savelvl = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    memcpy(savelvl, g->lvl, (size_t)c->f->nnodes);
+
+    if (!is_reduce(n)) {
+        g->lvl[n->id] |= ul;
+    } else {
+        IrNode *opnd = n->in[0].node;
+        const IrShape *O = &opnd->shape;
+        ReduceLayout lay = layout_of(n->axes, O->rank);
+        const char *ax = axes_words(c->a, n->axes, O->rank);
+        int back = ul & FL_ELEM; /* the result is used per element of g */
+        if (g->kind == KK_LOOP && !ir_shape_eq(O, &g->space)) {
+            IrShape rs = reduced_shape(O, n->axes), gs = squeeze_ones(&g->space, O, n->axes);
+            if (ir_shape_eq(&rs, &gs) || ir_shape_eq(&n->shape, &g->space)) {
+                /* epilogue: g iterates over the reduction's result */
+                for (int i = 0; i < c->f->nnodes; i++)
+                    if (g->lvl[i])
+                        g->lvl[i] = FL_RED;
+                g->kind = KK_REDUCE;
+                g->space = *O;
+                g->axes = n->axes;
+                g->lvl[n->id] = FL_RED;
+                back = 0;
+            } else {
+                reject(c, n, user, "space",
+                       arena_printf(c->a, "%%%d reduces %s but %%%d iterates over %s", n->id,
+                                    shape_words(c->a, c->f, O), user->id,
+                                    shape_words(c->a, c->f, &g->space)));
+                return 0;
+            }
+        } else {
+            if (!ir_shape_eq(O, &g->space) || (g->kind != KK_LOOP && g->axes != n->axes)) {
+                reject(c, n, user, "space",
+                       arena_printf(c->a, "%%%d (%s %s of %s) and the kernel of %%%d (%s of %s) "
+                                    "iterate differently", n->id, opname(n), ax,
+                                    shape_words(c->a, c->f, O), user->id,
+                                    axes_words(c->a, g->axes, g->space.rank),
+                                    shape_words(c->a, c->f, &g->space)));
+                return 0;
+            }
+            if (g->kind == KK_LOOP)
+                back = 1;
+            if (back && lay != RL_ROWS) {
+                reject(c, n, user, "grid-dependency",
+                       arena_printf(c->a, "%%%d (%s %s) is needed by every element of %%%d: "
+                                    "needs a grid-wide barrier", n->id, opname(n), ax, user->id));
+                return 0;
+            }
+            if (back)
+                g->kind = KK_ROW;
+            else if (g->kind == KK_LOOP)
+                g->kind = KK_REDUCE;
+            g->axes = n->axes;
+            g->lvl[n->id] = FL_RED;
+        }
+    }
+    int est = group_estimate(c, g);
+    if (est > c->opt->max_registers) {
+        memcpy(g->lvl, savelvl, (size_t)c->f->nnodes);
+        uint8_t *keep = g->lvl;
+        *g = save;
+        g->lvl = keep;
+        reject(c, n, user, "registers",
+               arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
+        return 0;
+    }
+    return 1;
+}
+
+/* May g write n (n in g)?  Outputs have the shape of the space (loop, and
+ * ride-along) or of the reduced result (reduce and row kernels). */
+static int can_write(const Group *g, const IrNode *n)
+{
+    if (ir_shape_eq(&n->shape, &g->space))
+        return 1;
+    if (g->kind == KK_LOOP)
+        return 0;
+    IrShape rs = reduced_shape(&g->space, g->axes);
+    IrShape ns = squeeze_ones(&n->shape, &g->space, g->axes);
+    return (g->lvl[n->id] & FL_RED) && ir_shape_eq(&rs, &ns);
+}
+
+/* A group of n's own, which writes it. */
+static Group *own_group(Ctx *c, IrNode *n)
+{
+    Group *g;
+    if (is_reduce(n)) {
+        g = group_new(c, KK_REDUCE, &n->in[0].node->shape, n->axes);
+        g->lvl[n->id] = FL_RED;
+    } else {
+        g = group_new(c, KK_LOOP, &n->shape, 0);
+        if (!is_leaf(n))
+            g->lvl[n->id] = FL_ELEM;
+    }
+    return g;
+}
+
+static void write_results(Ctx *c, Group *g, IrNode *n, int intermediate)
+{
+    int any = 0;
+    for (int r = 0; r < c->f->nresults; r++)
+        if (c->f->results[r].node == n) {
+            group_write(c, g, n, r);
+            any = 1;
+        }
+    if (!any && intermediate)
+        group_write(c, g, n, -1);
+}
+
+static int is_result(const IrFunc *f, const IrNode *n)
+{
+    for (int r = 0; r < f->nresults; r++)
+        if (f->results[r].node == n)
+            return 1;
+    return 0;
+}
+
+/* no_fusion: one group per op; views are recomputed by their users. */
+static void place_unfused(Ctx *c, IrNode *n)
+{
+    if (is_view(n)) {
+        int placed = 0;
+        for (int gi = 0; gi < c->ng; gi++) {
+            Group *g = c->g[gi];
+            IrNode *u;
+            uint8_t ul = use_level(c, g, n, &u);
+            if (ul) {
+                g->lvl[n->id] |= ul;
+                placed = 1;
+            }
+        }
+        if (is_result(c->f, n) || !placed)
+            write_results(c, own_group(c, n), n, 0);
+        return;
+    }
+    Group *g = own_group(c, n);
+    write_results(c, g, n, 1);
+}
+
+static void place(Ctx *c, IrNode *n)
+{
+    int ngroups = c->ng; /* groups that exist now hold all of n's users */
+    int nuser_groups = 0, bad = 0;
+    Group *single = NULL;
+    for (int gi = 0; gi < ngroups; gi++) {
+        IrNode *u;
+        if (c->g[gi]->dead || !use_level(c, c->g[gi], n, &u))
+            continue;
+        nuser_groups++;
+        single = c->g[gi];
+    }
+    if (nuser_groups == 0) {
+        if (is_result(c->f, n))
+            write_results(c, own_group(c, n), n, 0);
+        return;
+    }
+    if (is_reduce(n) && nuser_groups > 1) {
+        IrNode *u = c->users[n->id][0];
+        reject(c, n, u, "multiple-consumers",
+               arena_printf(c->a, "%%%d is used by %d kernels: computed once and stored",
+                            n->id, nuser_groups));
+        write_results(c, own_group(c, n), n, 1);
+        return;
+    }
+    if (is_reduce(n)) {
+        if (!try_join(c, single, n)) {
+            write_results(c, own_group(c, n), n, 1);
+            return;
+        }
+        if (is_result(c->f, n)) {
+            if (can_write(single, n))
+                write_results(c, single, n, 0);
+            else
+                ICE("a reduction placed where it cannot be written");
+        }
+        return;
+    }
+    Group *writer = NULL;
+    for (int gi = 0; gi < ngroups; gi++) {
+        IrNode *u;
+        Group *g = c->g[gi];
+        if (g->dead || !use_level(c, g, n, &u))
+            continue;
+        if (!try_join(c, g, n))
+            bad = 1;
+        else if (!writer && can_write(g, n))
+            writer = g;
+    }
+    if (bad)
+        write_results(c, own_group(c, n), n, 1);
+    else if (is_result(c->f, n))
+        write_results(c, writer ? writer : own_group(c, n), n, 0);
+}
+
+/* ---- dependencies, sideways merges, order ------------------------------------ */
+
+/* home[id]: the group writing node id, or -1. */
+static int *homes(Ctx *c)
+{
+    int *home = ARENA_ARRAY(c->a, int, c->f->nnodes);
+    for (int i = 0; i < c->f->nnodes; i++)
+        home[i] = -1;
+    for (int gi = 0; gi < c->ng; gi++)
+        if (!c->g[gi]->dead)
+            for (int w = 0; w < c->g[gi]->nwr; w++)
+                if (home[c->g[gi]->wr[w].node->id] < 0)
+                    home[c->g[gi]->wr[w].node->id] = gi;
+    return home;
+}
+
+/* dep[i*ng+j]: group i reads something group j writes (transitively). */
+static uint8_t *dependencies(Ctx *c)
+{
+    int ng = c->ng;
+    int *home = homes(c);
+    uint8_t *dep = ARENA_ARRAY(c->a, uint8_t, (size_t)ng * (size_t)ng + 1);
+    for (int gi = 0; gi < ng; gi++) {
+        Group *g = c->g[gi];
+        if (g->dead)
+            continue;
+        Kernel k;
+        group_to_kernel(c, g, &k);
+        for (int i = 0; i < k.ninputs; i++) {
+            IrNode *in = k.inputs[i];
+            if (in->op == OP_PARAM)
+                continue;
+            if (home[in->id] < 0)
+                ICE("a kernel reads a value that no kernel writes");
+            if (home[in->id] != gi)
+                dep[gi * ng + home[in->id]] = 1;
+        }
+    }
+    for (int m = 0; m < ng; m++) /* transitive closure: a few dozen groups */
+        for (int i = 0; i < ng; i++)
+            if (dep[i * ng + m])
+                for (int j = 0; j < ng; j++)
+                    if (dep[m * ng + j])
+                        dep[i * ng + j] = 1;
+    return dep;
+}
+
+/* Can b join a sideways (b independent of a)?  Same space; a loop joins a
+ * reduce or row kernel whose space it iterates as a ride-along. */
+static int sideways_ok(const Group *a, const Group *b)
+{
+    if (!ir_shape_eq(&a->space, &b->space))
+        return 0;
+    if (a->kind == KK_LOOP || b->kind == KK_LOOP)
+        return 1;
+    return a->kind == b->kind && a->axes == b->axes;
+}
+
+static void merge_sideways(Ctx *c)
+{
+    for (int i = 0; i < c->ng; i++) {
+        for (int j = i + 1; j < c->ng; j++) {
+            Group *a = c->g[i], *b = c->g[j];
+            if (a->dead || b->dead || !sideways_ok(a, b))
+                continue;
+            uint8_t *dep = dependencies(c);
+            if (dep[i * c->ng + j] || dep[j * c->ng + i])
+                continue;
+            Group save = *a;
+            uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+            memcpy(lv, a->lvl, (size_t)c->f->nnodes);
+            if (a->kind == KK_LOOP && b->kind != KK_LOOP) {
+                a->kind = b->kind;
+                a->axes = b->axes;
+            }
+            for (int n = 0; n < c->f->nnodes; n++)
+                a->lvl[n] |= b->lvl[n];
+            for (int w = 0; w < b->nwr; w++)
+                group_write(c, a, b->wr[w].node, b->wr[w].result);
+            int est = group_estimate(c, a);
+            if (est > c->opt->max_registers) {
+                uint8_t *keep = a->lvl;
+                memcpy(keep, lv, (size_t)c->f->nnodes);
+                *a = save;
+                a->lvl = keep;
+                IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
+                if (pa && pb)
+                    reject(c, pb, pa, "registers",
+                           arena_printf(c->a, "register estimate %d > budget %d", est,
+                                        c->opt->max_registers));
+                continue;
+            }
+            b->dead = 1;
+        }
+    }
+}
+
+/* Launch order: dependencies first; among ready groups, the one whose
+ * first written node comes first.  Returns 0 on a cycle. */
+static int order_groups(Ctx *c, Group ***out, int *nout)
+{
+    uint8_t *dep = dependencies(c);
+    int ng = c->ng, n = 0;
+    Group **ord = ARENA_ARRAY(c->a, Group *, ng ? ng : 1);
+    uint8_t *done = ARENA_ARRAY(c->a, uint8_t, ng ? ng : 1);
+    int live = 0;
+    for (int i = 0; i < ng; i++)
+        live += !c->g[i]->dead;
+    while (n < live) {
+        int best = -1, bestkey = 0;
+        for (int i = 0; i < ng; i++) {
+            if (c->g[i]->dead || done[i] || dep[i * ng + i])
+                continue;
+            int ready = 1;
+            for (int j = 0; j < ng && ready; j++)
+                if (j != i && dep[i * ng + j] && !done[j] && !c->g[j]->dead)
+                    ready = 0;
+            if (!ready)
+                continue;
+            int key = c->f->nnodes;
+            for (int w = 0; w < c->g[i]->nwr; w++)
+                if (c->g[i]->wr[w].node->id < key)
+                    key = c->g[i]->wr[w].node->id;
+            if (best < 0 || key < bestkey) {
+                best = i;
+                bestkey = key;
+            }
+        }
+        if (best < 0)
+            return 0;
+        done[best] = 1;
+        ord[n++] = c->g[best];
+    }
+    *out = ord;
+    *nout = n;
+    return 1;
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+static const char *kind_word(KernelKind k)
+{
+    switch (k) {
+    case KK_LOOP: return "loop";
+    case KK_REDUCE: return "reduce";
+    case KK_ROW: return "row";
+    }
+    unreachable();
+}
+
+static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
+{
+    Ctx c = {0};
+    c.a = a;
+    c.f = f;
+    c.opt = opt;
+    c.no_fusion = no_fusion;
+    ir_count_uses(f);
+    c.users = ARENA_ARRAY(a, IrNode **, f->nnodes ? f->nnodes : 1);
+    c.nusers = ARENA_ARRAY(a, int, f->nnodes ? f->nnodes : 1);
+    int *capu = ARENA_ARRAY(a, int, f->nnodes ? f->nnodes : 1);
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        for (int j = 0; j < n->nin; j++) {
+            IrNode *o = n->in[j].node;
+            int seen = 0;
+            for (int k = 0; k < c.nusers[o->id]; k++)
+                seen |= c.users[o->id][k] == n;
+            if (!seen)
+                ARENA_PUSH(a, c.users[o->id], c.nusers[o->id], capu[o->id], n);
+        }
+    }
+    /* results that are leaves: a param is copied, a constant is filled */
+    for (int r = 0; r < f->nresults; r++) {
+        IrNode *n = f->results[r].node;
+        if (n && is_leaf(n)) {
+            Group *g = own_group(&c, n);
+            if (n->op == OP_CONST)
+                g->lvl[n->id] = FL_ELEM;
+            group_write(&c, g, n, r);
+        }
+    }
+    for (int i = f->nnodes - 1; i >= 0; i--) {
+        IrNode *n = f->nodes[i];
+        if (is_leaf(n))
+            continue;
+        if (no_fusion)
+            place_unfused(&c, n);
+        else
+            place(&c, n);
+    }
+    if (!no_fusion)
+        merge_sideways(&c);
+    Group **ord;
+    int nord;
+    if (!order_groups(&c, &ord, &nord))
+        return NULL;
+
+    Plan *p = ARENA_NEW(a, Plan);
+    p->fn = f;
+    p->nkernels = nord;
+    p->kernels = ARENA_ARRAY(a, Kernel, nord ? nord : 1);
+    for (int i = 0; i < nord; i++) {
+        Kernel *k = &p->kernels[i];
+        group_to_kernel(&c, ord[i], k);
+        k->index = i;
+        k->name = arena_printf(a, "%s_k%d_%s", f->name, i, kind_word(k->kind));
+    }
+    /* intermediates: written, read later, not results */
+    int cap = 0;
+    for (int id = 0; id < f->nnodes; id++)
+        for (int i = 0; i < nord; i++)
+            for (int o = 0; o < p->kernels[i].noutputs; o++)
+                if (p->kernels[i].outputs[o]->id == id && p->kernels[i].out_result[o] < 0)
+                    push_node(a, &p->intermediates, &p->nintermediates, &cap, f->nodes[id]);
+    p->rejected = c.rej;
+    p->nrejected = c.nrej;
+    return p;
+}
+
+static void check_contract(const Plan *p, const FusionOptions *opt, int *ok)
+{
+    const IrFunc *f = p->fn;
+    int want = f->expect_kernels >= 0 ? f->expect_kernels : opt->expect_kernels;
+    *ok = 1;
+    if (want < 0 || p->nkernels <= want)
+        return;
+    *ok = 0;
+    if (f->expect_kernels >= 0)
+        diag_error(f->expect_loc.file >= 0 ? f->expect_loc : f->loc,
+                   "fn %s needs %d kernels, but @kernels(%d) allows %d", f->name, p->nkernels,
+                   want, want);
+    else
+        diag_error(f->loc, "fn %s needs %d kernels, but --expect-kernels=%d allows %d", f->name,
+                   p->nkernels, want, want);
+    for (int i = 0; i < p->nrejected; i++) {
+        const Rejection *r = &p->rejected[i];
+        diag_note(r->producer->loc, "not fused into %%%d: %s", r->consumer->id, r->reason);
+    }
+}
+
+Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt)
+{
+    Plan *p = build(a, f, opt, opt->no_fusion);
+    if (!p) /* a cyclic grouping: never expected; stay correct */
+        p = build(a, f, opt, 1);
+    if (!p)
+        ICE("no acyclic kernel order");
+    int ok;
+    check_contract(p, opt, &ok);
+    return ok ? p : NULL;
+}
+
+/* ---- reports -------------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void json_shape(FILE *out, const IrFunc *f, const IrShape *s)
+{
+    fputc('[', out);
+    for (int i = 0; i < s->rank; i++) {
+        if (i)
+            fputs(", ", out);
+        IrDim d = s->dims[i];
+        if (d.size >= 0)
+            fprintf(out, "%lld", (long long)d.size);
+        else
+            json_str(out, d.sym >= 0 && d.sym < f->nsyms ? f->syms[d.sym] : "?");
+    }
+    fputc(']', out);
+}
+
+/* "%3 e" or "%3" */
+static void value_label(Buf *b, const IrNode *n)
+{
+    buf_printf(b, "%%%d", n->id);
+    if (n->name)
+        buf_printf(b, " %s", n->name);
+}
+
+static void json_nodes(FILE *out, IrNode **v, int n)
+{
+    fputc('[', out);
+    for (int i = 0; i < n; i++) {
+        Buf b = {0};
+        value_label(&b, v[i]);
+        if (i)
+            fputs(", ", out);
+        json_str(out, b.data);
+        buf_free(&b);
+    }
+    fputc(']', out);
+}
+
+static const char *layout_word(ReduceLayout l)
+{
+    switch (l) {
+    case RL_NONE: return "none";
+    case RL_SCALAR: return "scalar";
+    case RL_ROWS: return "rows";
+    case RL_COLS: return "cols";
+    case RL_MIDDLE: return "middle";
+    }
+    unreachable();
+}
+
+static int loc_line(Loc l)
+{
+    int line = 0, col = 0;
+    if (l.file >= 0)
+        diag_line_col(l.file, l.begin, &line, &col);
+    return line;
+}
+
+void fuse_print_json(FILE *out, Plan **plans, int nplans)
+{
+    fputs("{\"functions\": [", out);
+    for (int pi = 0; pi < nplans; pi++) {
+        const Plan *p = plans[pi];
+        const IrFunc *f = p->fn;
+        fputs(pi ? ",\n" : "\n", out);
+        fputs("  {\"name\": ", out);
+        json_str(out, f->name);
+        fputs(",\n   \"params\": [", out);
+        for (int i = 0; i < f->nparams; i++) {
+            fputs(i ? ", " : "", out);
+            fputs("{\"name\": ", out);
+            json_str(out, f->params[i].name);
+            fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(f->params[i].dtype));
+            json_shape(out, f, &f->params[i].shape);
+            fprintf(out, ", \"scalar\": %s}", f->params[i].is_tensor ? "false" : "true");
+        }
+        fputs("],\n   \"results\": [", out);
+        for (int i = 0; i < f->nresults; i++) {
+            fputs(i ? ", " : "", out);
+            fputs("{\"name\": ", out);
+            json_str(out, f->results[i].name);
+            fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(f->results[i].dtype));
+            json_shape(out, f, &f->results[i].shape);
+            fputc('}', out);
+        }
+        fputs("],\n   \"syms\": [", out);
+        for (int i = 0; i < f->nsyms; i++) {
+            fputs(i ? ", " : "", out);
+            json_str(out, f->syms[i]);
+        }
+        fputs("],\n   \"intermediates\": ", out);
+        json_nodes(out, p->intermediates, p->nintermediates);
+        fputs(",\n   \"kernels\": [", out);
+        for (int i = 0; i < p->nkernels; i++) {
+            const Kernel *k = &p->kernels[i];
+            fputs(i ? ",\n    " : "\n    ", out);
+            fputs("{\"name\": ", out);
+            json_str(out, k->name);
+            fprintf(out, ", \"kind\": \"%s\"", kind_word(k->kind));
+            if (k->kind != KK_LOOP)
+                fprintf(out, ", \"layout\": \"%s\"", layout_word(k->layout));
+            if (k->kind == KK_ROW)
+                fprintf(out, ", \"looped\": %d", k->looped);
+            fputs(", \"space\": ", out);
+            json_shape(out, f, &k->space);
+            fputs(", \"values\": ", out);
+            json_nodes(out, k->values, k->nvalues);
+            fputs(", \"inputs\": ", out);
+            json_nodes(out, k->inputs, k->ninputs);
+            fputs(", \"outputs\": ", out);
+            json_nodes(out, k->outputs, k->noutputs);
+            fprintf(out, ", \"est_registers\": %d, \"line\": %d}", k->est_registers,
+                    loc_line(k->loc));
+        }
+        fputs(p->nkernels ? "\n   ],\n   \"rejected\": [" : "],\n   \"rejected\": [", out);
+        for (int i = 0; i < p->nrejected; i++) {
+            const Rejection *r = &p->rejected[i];
+            fputs(i ? ",\n    " : "\n    ", out);
+            fputs("{\"reason\": ", out);
+            json_str(out, r->reason);
+            fputs(", \"code\": ", out);
+            json_str(out, r->code);
+            fprintf(out, ", \"producer\": \"%%%d\", \"consumer\": \"%%%d\"}", r->producer->id,
+                    r->consumer->id);
+        }
+        fputs(p->nrejected ? "\n   ]}" : "]}", out);
+    }
+    fputs("\n]}\n", out);
+}
+
+static void text_name(FILE *out, const IrNode *n)
+{
+    if (n->name)
+        fputs(n->name, out);
+    else
+        fprintf(out, "%%%d", n->id);
+}
+
+static void text_list(FILE *out, IrNode **v, int n, int skip_const)
+{
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (skip_const && v[i]->op == OP_CONST)
+            continue;
+        fputs(first ? "" : ", ", out);
+        text_name(out, v[i]);
+        first = 0;
+    }
+    if (first)
+        fputs("-", out);
+}
+
+static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
+{
+    Buf b = {0};
+    IrShape red = {0};
+    for (int i = 0; i < k->space.rank; i++)
+        if ((k->reduce_axes >> i) & 1)
+            red.dims[red.rank++] = k->space.dims[i];
+    if (red.rank == 1)
+        ir_dim_str(f, red.dims[0], &b);
+    else
+        ir_shape_str(f, &red, &b);
+    switch (k->kind) {
+    case KK_LOOP: {
+        Buf s = {0};
+        ir_shape_str(f, &k->space, &s);
+        fprintf(out, "loop over %s", s.data ? s.data : "[]");
+        buf_free(&s);
+        break;
+    }
+    case KK_REDUCE:
+        switch (k->layout) {
+        case RL_SCALAR: fprintf(out, "reduce to a scalar"); break;
+        case RL_ROWS: fprintf(out, "reduce rows of %s", b.data); break;
+        case RL_COLS: fprintf(out, "reduce columns of %s", b.data); break;
+        default: fprintf(out, "reduce middle axes %s", b.data); break;
+        }
+        break;
+    case KK_ROW:
+        fprintf(out, "row-persistent, rows of %s%s", b.data, k->looped ? ", looped" : "");
+        break;
+    }
+    buf_free(&b);
+}
+
+void fuse_print_text(FILE *out, Plan **plans, int nplans)
+{
+    for (int pi = 0; pi < nplans; pi++) {
+        const Plan *p = plans[pi];
+        fprintf(out, "fn %s: %d kernel%s\n", p->fn->name, p->nkernels, p->nkernels == 1 ? "" : "s");
+        for (int i = 0; i < p->nkernels; i++) {
+            const Kernel *k = &p->kernels[i];
+            fprintf(out, "  kernel %s (", k->name);
+            describe_kind(out, p->fn, k);
+            fprintf(out, ") line %d: ", loc_line(k->loc));
+            text_list(out, k->values, k->nvalues, 1);
+            fputs("  reads ", out);
+            text_list(out, k->inputs, k->ninputs, 0);
+            fputs("  writes ", out);
+            text_list(out, k->outputs, k->noutputs, 0);
+            fprintf(out, "  ~%d regs\n", k->est_registers);
+        }
+        for (int i = 0; i < p->nrejected; i++) {
+            const Rejection *r = &p->rejected[i];
+            fprintf(out, "  not fused: %%%d into %%%d: %s [%s]\n", r->producer->id,
+                    r->consumer->id, r->reason, r->code);
+        }
+    }
+}
+
+static void dot_label(FILE *out, const IrFunc *f, const IrNode *n)
+{
+    fprintf(out, "%%%d", n->id);
+    if (n->name)
+        fprintf(out, " %s", n->name);
+    fprintf(out, " = ");
+    if (n->op == OP_CONST)
+        fprintf(out, "%g", n->cval);
+    else
+        for (const char *s = op_info[n->op].name; *s; s++)
+            fputc(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s, out);
+    Buf b = {0};
+    ir_type_str(f, n->dtype, &n->shape, &b);
+    fprintf(out, "\\n%s", b.data ? b.data : "");
+    buf_free(&b);
+}
+
+void fuse_print_dot(FILE *out, Plan **plans, int nplans)
+{
+    fputs("digraph fusion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n", out);
+    for (int pi = 0; pi < nplans; pi++) {
+        const Plan *p = plans[pi];
+        const IrFunc *f = p->fn;
+        /* the kernel that writes each node, for edges into later kernels */
+        int *writer = calloc((size_t)f->nnodes + 1, sizeof(int));
+        if (!writer)
+            fatal_oom();
+        for (int i = 0; i < f->nnodes; i++)
+            writer[i] = -1;
+        for (int i = 0; i < p->nkernels; i++)
+            for (int o = 0; o < p->kernels[i].noutputs; o++)
+                if (writer[p->kernels[i].outputs[o]->id] < 0)
+                    writer[p->kernels[i].outputs[o]->id] = i;
+        for (int i = 0; i < f->nparams; i++)
+            fprintf(out, "  f%d_p%d [shape=ellipse, label=\"%s\"];\n", pi, i, f->params[i].name);
+        for (int i = 0; i < p->nkernels; i++) {
+            const Kernel *k = &p->kernels[i];
+            fprintf(out, "  subgraph cluster_f%d_k%d {\n    label=\"%s (line %d)\";\n", pi, i,
+                    k->name, loc_line(k->loc));
+            for (int v = 0; v < k->nvalues; v++) {
+                fprintf(out, "    f%d_k%d_n%d [label=\"", pi, i, k->values[v]->id);
+                dot_label(out, f, k->values[v]);
+                fputs("\"];\n", out);
+            }
+            fputs("  }\n", out);
+        }
+        for (int i = 0; i < p->nkernels; i++) {
+            const Kernel *k = &p->kernels[i];
+            for (int v = 0; v < k->nvalues; v++) {
+                const IrNode *n = k->values[v];
+                for (int j = 0; j < n->nin; j++) {
+                    const IrNode *o = n->in[j].node;
+                    int here = 0;
+                    for (int w = 0; w < k->nvalues; w++)
+                        here |= k->values[w] == o;
+                    if (here)
+                        fprintf(out, "  f%d_k%d_n%d -> f%d_k%d_n%d;\n", pi, i, o->id, pi, i, n->id);
+                    else if (o->op == OP_PARAM)
+                        fprintf(out, "  f%d_p%d -> f%d_k%d_n%d;\n", pi, o->param, pi, i, n->id);
+                    else if (writer[o->id] >= 0)
+                        fprintf(out, "  f%d_k%d_n%d -> f%d_k%d_n%d [style=bold];\n", pi,
+                                writer[o->id], o->id, pi, i, n->id);
+                }
+            }
+        }
+        for (int r = 0; r < f->nresults; r++) {
+            const IrNode *n = f->results[r].node;
+            fprintf(out, "  f%d_r%d [shape=ellipse, label=\"%s\"];\n", pi, r, f->results[r].name);
+            if (n->op == OP_PARAM)
+                fprintf(out, "  f%d_p%d -> f%d_r%d;\n", pi, n->param, pi, r);
+            else if (writer[n->id] >= 0)
+                fprintf(out, "  f%d_k%d_n%d -> f%d_r%d;\n", pi, writer[n->id], n->id, pi, r);
+        }
+        free(writer);
+    }
+    fputs("}\n", out);
+}
