@@ -93,7 +93,7 @@ static double round_int(double v, double lo, double hi)
         return lo;
     if (v > hi)
         return hi;
-    return v;
+    return v == 0 ? 0.0 : v; /* integers have no -0 */
 }
 
 double round_to_dtype(double v, DType t)
