@@ -297,13 +297,17 @@ static const char *scalar_ctype(DType t)
     return t == DT_F16 || t == DT_BF16 ? "float" : elem_ctype(t);
 }
 
-/* The shortest of %.9g/%.17g that reads back as the same double. */
-static void put_double(Buf *b, double v)
+/* The shortest %g text that reads back as the same value of dtype t (a
+ * default rounded to f32 by sema prints as 1e-05, not 9.99999975e-06). */
+static void put_value(Buf *b, double v, DType t)
 {
     char s[64];
-    snprintf(s, sizeof s, "%.15g", v);
-    if (strtod(s, NULL) != v)
-        snprintf(s, sizeof s, "%.17g", v);
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(s, sizeof s, "%.*g", prec, v);
+        double back = strtod(s, NULL);
+        if (t == DT_F32 || t == DT_F16 || t == DT_BF16 ? (float)back == (float)v : back == v)
+            break;
+    }
     buf_puts(b, s);
 }
 
@@ -393,7 +397,7 @@ static const char *signature(Arena *a, const IrFunc *f)
         ir_type_str(f, p->dtype, &p->shape, &b);
         if (p->has_default) {
             buf_puts(&b, " = ");
-            put_double(&b, p->deflt);
+            put_value(&b, p->deflt, p->dtype);
         }
     }
     buf_puts(&b, ") -> (");
@@ -470,7 +474,7 @@ static void header_fn_doc(Emitter *e, Arena *a, const FnInfo *fi)
                       elem_ctype(pa->dtype));
         } else if (pa->has_default) {
             Buf d = {0};
-            put_double(&d, pa->deflt);
+            put_value(&d, pa->deflt, pa->dtype);
             emit_line(e, " *     %-10s %s scalar (%s), default %.*s", fi->pname[i], ty,
                       scalar_ctype(pa->dtype), (int)d.len, d.data);
             buf_free(&d);
