@@ -872,20 +872,32 @@ static void json_shape(FILE *out, const IrFunc *f, const IrShape *s)
     fputc(']', out);
 }
 
-/* "%3 e" or "%3" */
-static void value_label(Buf *b, const IrNode *n)
+/* A node's name for people: its source name, else the name of the fn
+ * result it is, else NULL. */
+static const char *node_name(const IrFunc *f, const IrNode *n)
 {
-    buf_printf(b, "%%%d", n->id);
     if (n->name)
-        buf_printf(b, " %s", n->name);
+        return n->name;
+    for (int r = 0; r < f->nresults; r++)
+        if (f->results[r].node == n)
+            return f->results[r].name;
+    return NULL;
 }
 
-static void json_nodes(FILE *out, IrNode **v, int n)
+/* "%3 e" or "%3" */
+static void value_label(Buf *b, const IrFunc *f, const IrNode *n)
+{
+    buf_printf(b, "%%%d", n->id);
+    if (node_name(f, n))
+        buf_printf(b, " %s", node_name(f, n));
+}
+
+static void json_nodes(FILE *out, const IrFunc *f, IrNode **v, int n)
 {
     fputc('[', out);
     for (int i = 0; i < n; i++) {
         Buf b = {0};
-        value_label(&b, v[i]);
+        value_label(&b, f, v[i]);
         if (i)
             fputs(", ", out);
         json_str(out, b.data);
@@ -947,7 +959,7 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
             json_str(out, f->syms[i]);
         }
         fputs("],\n   \"intermediates\": ", out);
-        json_nodes(out, p->intermediates, p->nintermediates);
+        json_nodes(out, f, p->intermediates, p->nintermediates);
         fputs(",\n   \"kernels\": [", out);
         for (int i = 0; i < p->nkernels; i++) {
             const Kernel *k = &p->kernels[i];
@@ -962,11 +974,11 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
             fputs(", \"space\": ", out);
             json_shape(out, f, &k->space);
             fputs(", \"values\": ", out);
-            json_nodes(out, k->values, k->nvalues);
+            json_nodes(out, f, k->values, k->nvalues);
             fputs(", \"inputs\": ", out);
-            json_nodes(out, k->inputs, k->ninputs);
+            json_nodes(out, f, k->inputs, k->ninputs);
             fputs(", \"outputs\": ", out);
-            json_nodes(out, k->outputs, k->noutputs);
+            json_nodes(out, f, k->outputs, k->noutputs);
             fprintf(out, ", \"est_registers\": %d, \"line\": %d}", k->est_registers,
                     loc_line(k->loc));
         }
@@ -986,22 +998,22 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
     fputs("\n]}\n", out);
 }
 
-static void text_name(FILE *out, const IrNode *n)
+static void text_name(FILE *out, const IrFunc *f, const IrNode *n)
 {
-    if (n->name)
-        fputs(n->name, out);
+    if (node_name(f, n))
+        fputs(node_name(f, n), out);
     else
         fprintf(out, "%%%d", n->id);
 }
 
-static void text_list(FILE *out, IrNode **v, int n, int skip_const)
+static void text_list(FILE *out, const IrFunc *f, IrNode **v, int n, int skip_const)
 {
     int first = 1;
     for (int i = 0; i < n; i++) {
         if (skip_const && v[i]->op == OP_CONST)
             continue;
         fputs(first ? "" : ", ", out);
-        text_name(out, v[i]);
+        text_name(out, f, v[i]);
         first = 0;
     }
     if (first)
@@ -1052,11 +1064,11 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
             fprintf(out, "  kernel %s (", k->name);
             describe_kind(out, p->fn, k);
             fprintf(out, ") line %d: ", loc_line(k->loc));
-            text_list(out, k->values, k->nvalues, 1);
+            text_list(out, p->fn, k->values, k->nvalues, 1);
             fputs("  reads ", out);
-            text_list(out, k->inputs, k->ninputs, 0);
+            text_list(out, p->fn, k->inputs, k->ninputs, 0);
             fputs("  writes ", out);
-            text_list(out, k->outputs, k->noutputs, 0);
+            text_list(out, p->fn, k->outputs, k->noutputs, 0);
             fprintf(out, "  ~%d regs\n", k->est_registers);
         }
         for (int i = 0; i < p->nrejected; i++) {
@@ -1070,8 +1082,8 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
 static void dot_label(FILE *out, const IrFunc *f, const IrNode *n)
 {
     fprintf(out, "%%%d", n->id);
-    if (n->name)
-        fprintf(out, " %s", n->name);
+    if (node_name(f, n))
+        fprintf(out, " %s", node_name(f, n));
     fprintf(out, " = ");
     if (n->op == OP_CONST)
         fprintf(out, "%g", n->cval);
