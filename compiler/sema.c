@@ -282,7 +282,8 @@ static void load_import(Sema *S, const char *from_path, const AstImport *imp)
     if (imp->path[0] == '/') {
         cands[nc++] = imp->path;
     } else {
-        cands[nc++] = arena_printf(S->a, "%s/%s", dir_of(S->a, from_path), imp->path);
+        const char *dir = dir_of(S->a, from_path);
+        cands[nc++] = strcmp(dir, ".") == 0 ? imp->path : arena_printf(S->a, "%s/%s", dir, imp->path);
         for (int i = 0; i < S->opt->ninclude && nc < 64; i++)
             cands[nc++] = arena_printf(S->a, "%s/%s", S->opt->include_dirs[i], imp->path);
     }
@@ -662,10 +663,10 @@ static Val use_name(Sema *S, Frame *fr, const char *name, Loc loc)
     DType dt;
     if (dtype_from_name(name, &dt))
         diag_note(LOC_NONE, "a dtype is only a value as the second argument of cast(x, %s)", name);
-    else if (sg.best)
-        diag_note(LOC_NONE, "did you mean '%s'?", sg.best);
     else if (find_fn(S, name) || is_builtin_name(name))
         diag_note(LOC_NONE, "'%s' is a function; call it as %s(...)", name, name);
+    else if (sg.best)
+        diag_note(LOC_NONE, "did you mean '%s'?", sg.best);
     return val_err();
 }
 
@@ -1338,7 +1339,7 @@ static Val eval(Sema *S, Frame *fr, const AstExpr *e)
 static void run_body(Sema *S, Frame *fr)
 {
     AstFn *fn = fr->fi->fn;
-    int returned = 0;
+    int returned = 0, errors_before = diag_error_count();
     for (int s = 0; s < fn->nbody; s++) {
         AstStmt *st = &fn->body[s];
         fr->stmt = s;
@@ -1396,7 +1397,8 @@ static void run_body(Sema *S, Frame *fr)
             diag_error(fr->res[r].loc, "result '%s' is never assigned", fr->res[r].name);
             diag_note(LOC_NONE, "assign it in the body: %s = ...", fr->res[r].name);
         }
-    if (S->opt->warn_unused && !fr->fi->warned) {
+    /* after an error, "never used" is mostly noise from the broken line */
+    if (S->opt->warn_unused && !fr->fi->warned && diag_error_count() == errors_before) {
         for (int i = 0; i < fr->nvars; i++) {
             Binding *b = &fr->vars[i];
             if (b->used || b->role == ROLE_RESULT || b->name[0] == '_')
@@ -1427,9 +1429,7 @@ static int resolve_results(Sema *S, Frame *fr, int *unbound)
             ok = 0;
             continue;
         }
-        if (fr->entry) {
-            entry_shape(S, fr, &p->type, &rt->shape);
-        } else {
+        {
             rt->shape.rank = p->type.is_tensor ? p->type.rank : 0;
             for (int d = 0; d < rt->shape.rank; d++) {
                 const AstDim *ad = &p->type.dims[d];
@@ -1739,6 +1739,8 @@ IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt)
     load_file(&S, main_file, strcmp(path, "-") == 0 ? "./-" : path, canon, 1);
     if (strcmp(path, "-") == 0)
         S.mod->deps[0] = path;
+    if (diag_error_count() != before)
+        return NULL; /* a missing import would only cause "unknown function" noise */
     for (int i = 0; i < S.nfns; i++) {
         if (!S.fns[i].is_main || S.fns[i].errored)
             continue;
