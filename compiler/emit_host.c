@@ -813,6 +813,22 @@ static void put_buffer(Buf *b, const FnInfo *fi, IrNode *n, int is_output)
     buf_printf(b, "fusec_piece(block, off[%d])", i);
 }
 
+/* How people know a value: its param or result name, its source name, or %id. */
+static void value_name(Buf *b, const FnInfo *fi, IrNode *n)
+{
+    const IrFunc *f = fi->fn;
+    IrNode *s = storage_of(n);
+    int r = s ? result_of(f, s) : -1;
+    if (s && s->op == OP_PARAM && s->param >= 0 && s->param < f->nparams)
+        buf_puts(b, f->params[s->param].name);
+    else if (r >= 0)
+        buf_puts(b, f->results[r].name);
+    else if (s && s->name)
+        buf_puts(b, s->name);
+    else
+        buf_printf(b, "%%%d", s ? s->id : n->id);
+}
+
 static void value_comment(Buf *b, Arena *a, const FnInfo *fi, const IrNode *n)
 {
     buf_printf(b, "%%%d", n->id);
@@ -986,13 +1002,27 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         if (kn->loc.file >= 0)
             diag_line_col(kn->loc.file, kn->loc.begin, &line, &col);
         emit_line(e, "%s", "");
+        Buf what = {0};
+        for (int i = 0; i < kn->ninputs; i++) {
+            buf_puts(&what, i ? ", " : "; reads ");
+            value_name(&what, fi, kn->inputs[i]);
+        }
+        for (int i = 0; i < kn->noutputs; i++) {
+            buf_puts(&what, i ? ", " : "; writes ");
+            if (kn->out_result && kn->out_result[i] >= 0)
+                buf_puts(&what, f->results[kn->out_result[i]].name);
+            else
+                value_name(&what, fi, kn->outputs[i]);
+        }
         if (line)
-            emit_line(e, "/* kernel %d: %s (%s:%d) */", k, kn->name, fi->file, line);
+            emit_line(e, "/* kernel %d: %s (%s:%d)%.*s */", k, kn->name, fi->file, line, (int)what.len,
+                      what.data ? what.data : "");
         else
-            emit_line(e, "/* kernel %d: %s */", k, kn->name);
+            emit_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
+        buf_free(&what);
         if (always || kn->noutputs == 0)
             emit_open(e, "if (st == FUSERT_SUCCESS) {");
-        else if (cond.len && !strstr(cond.data, " || ")) /* one alternative: drop its parens */
+        else if (cond.len && !strstr(cond.data, " || ")) /* one alternative: its own parens do */
             emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && %.*s) {", (int)cond.len, cond.data));
         else if (cond.len)
             emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%.*s)) {", (int)cond.len, cond.data));
