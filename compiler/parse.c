@@ -277,8 +277,25 @@ NameList *ast_names(ParseCtx *ps, NameList *l, const char *name, Loc loc)
     return l;
 }
 
+/* Statements are separated by a newline or ';'.  The grammar alone would
+ * accept `y = x z = 2` (newlines are white space there); this check keeps
+ * such a line an error. */
+static void check_separated(ParseCtx *ps, const StmtList *l, Loc loc)
+{
+    if (!l || l->n == 0)
+        return;
+    uint32_t from = l->v[l->n - 1].loc.end;
+    for (uint32_t i = from; i < loc.begin && i < ps->len; i++)
+        if (ps->text[i] == '\n' || ps->text[i] == ';')
+            return;
+    parse_error(ps, (Loc){loc.file, loc.begin, loc.begin},
+                "expected ';' or a newline before this statement");
+    diag_note(LOC_NONE, "statements are separated by newlines or ';'");
+}
+
 StmtList *ast_assign(ParseCtx *ps, StmtList *l, Loc loc, NameList *names, AstExpr *value)
 {
+    check_separated(ps, l, loc);
     if (!l)
         l = ARENA_NEW(ps->a, StmtList);
     AstStmt st = {AST_ASSIGN, loc, names->v, names->locs, names->n, value};
@@ -288,6 +305,7 @@ StmtList *ast_assign(ParseCtx *ps, StmtList *l, Loc loc, NameList *names, AstExp
 
 StmtList *ast_return(ParseCtx *ps, StmtList *l, Loc loc, AstExpr *value)
 {
+    check_separated(ps, l, loc);
     if (!l)
         l = ARENA_NEW(ps->a, StmtList);
     AstStmt st = {AST_RETURN, loc, NULL, NULL, 0, value};

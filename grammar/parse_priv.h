@@ -54,6 +54,7 @@ typedef struct ParseCtx {
     int prev_tok, cur_tok; /* their token kinds (parser.h), for messages */
     Bracket open[PARSE_MAX_NEST + 1];
     int nopen;
+    int cur_popped;      /* the lookahead closed the bracket on top */
     int in_results;      /* between '->' and '{': names there are results */
     int errors;          /* errors reported while parsing this file */
 } ParseCtx;

@@ -11,7 +11,8 @@
  *   ||   &&   == !=   < <= > >=   + -   * / %   unary - !   ** (right)
  * so -x**2 is -(x**2) and 2**-x is allowed.
  *
- * Syntax errors use `parse.error custom`: yyreport_syntax_error turns the
+ * Syntax errors use `parse.error custom` with LAC (so the expected set is
+ * exact, not blurred by default reductions): yyreport_syntax_error turns the
  * set of expected tokens into words ("expected an expression") and adds
  * "to close '(' opened here" from the scanner's bracket stack.  Parsing
  * stops at the first syntax error of a file. */
@@ -20,6 +21,7 @@
 %define api.token.prefix {TOK_}
 %define api.location.type {Loc}
 %define parse.error custom
+%define parse.lac full
 %locations
 %expect 0
 
@@ -248,6 +250,7 @@ arg_list
  * lookahead, so an error about a missing token can point right after it. */
 int yylex(YYSTYPE *lval, YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ps)
 {
+    ps->cur_popped = 0;
     int t = lex_token(lval, lloc, scanner);
     ps->prev_end = ps->cur_end;
     ps->prev_tok = ps->cur_tok;
@@ -372,6 +375,32 @@ static int is_closer(yysymbol_kind_t k, char *ch)
     return 0;
 }
 
+static char opener_of(char closer)
+{
+    return closer == ')' ? '(' : closer == ']' ? '[' : '{';
+}
+
+static char closer_of(char opener)
+{
+    return opener == '(' ? ')' : opener == '[' ? ']' : '}';
+}
+
+/* "found X": the lookahead as written (shortened), or its kind. */
+static const char *found_words(ParseCtx *ps, yysymbol_kind_t look, Loc at, char *buf, size_t size)
+{
+    if (look == YYSYMBOL_YYEOF || at.end <= at.begin || at.end > ps->len)
+        return sym_words(look);
+    uint32_t n = at.end - at.begin;
+    snprintf(buf, size, "'%.*s%s'", n > 24 ? 24 : (int)n, ps->text + at.begin, n > 24 ? "..." : "");
+    return buf;
+}
+
+/* Syntax errors, most specific first:
+ *  a. a bracket left open: the lookahead is the end of the file, sits on a
+ *     later line, or closes an outer bracket, and the innermost bracket's
+ *     closer would fit: "expected ')'" with a note at the '(';
+ *  b. a closer that matches no open bracket: "unexpected ')'";
+ *  c. anything else: "expected <what>, found <lookahead>". */
 static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, ParseCtx *ps)
 {
     (void)scanner;
@@ -380,44 +409,65 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     if (n < 0)
         n = 0;
     yysymbol_kind_t look = yypcontext_token(ctx);
-    Loc at = *yypcontext_location(ctx);
-    char ch;
+    Loc look_loc = *yypcontext_location(ctx);
+    Loc at = look_loc;
 
-    if (look != YYSYMBOL_YYEOF && is_closer(look, &ch) && !has(exp, n, look)) {
-        parse_error(ps, at, "unexpected '%c'", ch);
-        char opener = ch == ')' ? '(' : ch == ']' ? '[' : '{';
-        int i = ps->nopen - 1;
-        if (i >= 0 && ps->open[i].ch != opener)
-            diag_note(ps->open[i].loc, "the innermost open bracket is this '%c'", ps->open[i].ch);
-        else if (i < 0)
-            diag_note(LOC_NONE, "no '%c' is open here", opener);
-        return 0;
-    }
-
-    char buf[512];
-    const char *msg = expected_words(ps, exp, n, buf, sizeof buf);
     /* A missing token belongs right after the previous one when the
      * lookahead sits on a later line (or is the end of the file). */
     int later_line = look == YYSYMBOL_YYEOF;
-    for (uint32_t i = ps->prev_end; i < at.begin && i < ps->len; i++)
+    for (uint32_t i = ps->prev_end; i < look_loc.begin && i < ps->len; i++)
         later_line |= ps->text[i] == '\n';
     if (later_line && ps->prev_tok != 0)
-        at = (Loc){at.file, ps->prev_end, ps->prev_end};
-    if (look == YYSYMBOL_YYEOF || later_line)
-        parse_error(ps, at, "%s", msg);
-    else
-        parse_error(ps, at, "%s, found %s", msg, sym_words(look));
+        at = (Loc){look_loc.file, ps->prev_end, ps->prev_end};
 
-    /* Which bracket a missing closer should close: the innermost open one,
-     * not counting the lookahead if it is itself an opener. */
+    /* The innermost bracket still open before the lookahead: a closer that
+     * matched was popped by the scanner, an opener was pushed. */
     int top = ps->nopen - 1;
     if (top >= 0 && (is_char(look, '(') || is_char(look, '[') || is_char(look, '{')) &&
-        ps->open[top].loc.begin == yypcontext_location(ctx)->begin)
+        ps->open[top].loc.begin == look_loc.begin)
         top--;
+    char ch = 0;
+    int closer = look != YYSYMBOL_YYEOF && is_closer(look, &ch);
+    if (closer && ps->cur_popped)
+        top = -1; /* the lookahead closed it: not a missing closer */
+
+    /* a. */
+    if (top >= 0 && has_char(exp, n, closer_of(ps->open[top].ch))) {
+        int outer = 0;
+        for (int i = 0; closer && i < top; i++)
+            outer |= ps->open[i].ch == opener_of(ch);
+        if (later_line || outer) {
+            Bracket *b = &ps->open[top];
+            int l, c;
+            parse_error(ps, at, "expected '%c'", closer_of(b->ch));
+            diag_line_col(b->loc.file, b->loc.begin, &l, &c);
+            diag_note(b->loc, "to close '%c' opened at %d:%d", b->ch, l, c);
+            return 0;
+        }
+    }
+    /* b. */
+    if (closer && !ps->cur_popped && !has(exp, n, look)) {
+        parse_error(ps, look_loc, "unexpected '%c'", ch);
+        if (ps->nopen > 0)
+            diag_note(ps->open[ps->nopen - 1].loc, "the innermost open bracket is this '%c'",
+                      ps->open[ps->nopen - 1].ch);
+        else
+            diag_note(LOC_NONE, "no '%c' is open here", opener_of(ch));
+        return 0;
+    }
+    /* c. */
+    char buf[512], fbuf[64];
+    const char *msg = expected_words(ps, exp, n, buf, sizeof buf);
+    if (later_line)
+        parse_error(ps, at, "%s", msg);
+    else
+        parse_error(ps, at, "%s, found %s", msg, found_words(ps, look, look_loc, fbuf, sizeof fbuf));
     if (top >= 0) {
+        /* "expected ')'" alone: say which '(' it closes */
         Bracket *b = &ps->open[top];
-        char closer = b->ch == '(' ? ')' : b->ch == '[' ? ']' : '}';
-        if (has_char(exp, n, closer)) {
+        char want[16];
+        snprintf(want, sizeof want, "expected '%c'", closer_of(b->ch));
+        if (strcmp(msg, want) == 0) {
             int l, c;
             diag_line_col(b->loc.file, b->loc.begin, &l, &c);
             diag_note(b->loc, "to close '%c' opened at %d:%d", b->ch, l, c);
