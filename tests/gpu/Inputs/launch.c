@@ -1,0 +1,154 @@
+/* launch.c -- libfusert on a real GPU, without fusec: lazy compile and load
+ * of a program, launch, stream-ordered scratch, memset, the multiprocessor
+ * count, graph capture and replay, launch errors, and the JIT latency
+ * targets of BENCHMARKS.md (cold compile, cached kernel ready).
+ * Run twice with one cache folder: the first run compiles, the second hits.
+ * Results are read back through the driver (dlopen'd here too). */
+#define _GNU_SOURCE
+#include "fusert.h"
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+#define CHECK(c, ...)                                                          \
+    do {                                                                       \
+        if (!(c)) {                                                            \
+            failures++;                                                        \
+            printf("FAIL line %d: %s: ", __LINE__, #c);                        \
+            printf(__VA_ARGS__);                                               \
+            printf(" [%s]\n", fusert_last_error());                            \
+        }                                                                      \
+    } while (0)
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *const names[] = {"fill_iota", "scale_add"};
+static fusert_program prog = {
+    .name = "launch_test",
+    .source = "extern \"C\" __global__ void fill_iota(float *y, long n)\n"
+              "{ long i = (long)blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = (float)i; }\n"
+              "extern \"C\" __global__ void scale_add(const float *x, float *y, float a, long n)\n"
+              "{ long i = (long)blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + SHIFT; }\n",
+    .kernels = names,
+    .nkernels = 2,
+    .options = "-DSHIFT=1.0f",
+};
+
+typedef CUresult (*memcpy_fn)(void *dst, CUdeviceptr src, size_t n);
+typedef CUresult (*sync_fn)(CUstream s);
+typedef CUresult (*stream_create_fn)(CUstream *s, unsigned flags);
+
+int main(int argc, char **argv)
+{
+    int second_run = argc > 1 && strcmp(argv[1], "cached") == 0;
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!drv) {
+        printf("FAIL no libcuda.so.1\n");
+        return 1;
+    }
+    memcpy_fn dtoh;
+    sync_fn stream_sync;
+    stream_create_fn stream_create;
+    *(void **)&dtoh = dlsym(drv, "cuMemcpyDtoH_v2");
+    *(void **)&stream_sync = dlsym(drv, "cuStreamSynchronize");
+    *(void **)&stream_create = dlsym(drv, "cuStreamCreate");
+
+    /* first use: compile (or load from the cache) */
+    void *fill = NULL, *scale = NULL;
+    double t0 = now_ms();
+    fusert_status s = fusert_program_kernel(&prog, 0, &fill);
+    double first_ms = now_ms() - t0;
+    CHECK(s == FUSERT_SUCCESS && fill, "program_kernel: %s", fusert_status_name(s));
+    if (s != FUSERT_SUCCESS)
+        return 1;
+    fusert_cache_stats st;
+    fusert_get_cache_stats(&st);
+    if (second_run) {
+        printf("cached kernel ready in %.3f ms (target < 1 ms)\n", first_ms);
+        CHECK(st.hits == 1 && st.compiles == 0, "expected a cache hit: hits %llu compiles %llu",
+              (unsigned long long)st.hits, (unsigned long long)st.compiles);
+        CHECK(first_ms < 20, "a cached kernel took %.3f ms", first_ms);
+    } else {
+        printf("cold compile + load in %.1f ms (target < 50 ms; NVRTC alone %.1f ms)\n", first_ms,
+               st.compile_ms_total);
+    }
+    t0 = now_ms();
+    CHECK(fusert_program_kernel(&prog, 1, &scale) == FUSERT_SUCCESS && scale, "second kernel");
+    double again = now_ms() - t0;
+    CHECK(again < 1.0, "an already loaded kernel took %.3f ms", again);
+
+    int sms = 0;
+    CHECK(fusert_device_sm_count(&sms) == FUSERT_SUCCESS && sms > 0, "sm count %d", sms);
+    printf("multiprocessors: %d\n", sms);
+
+    /* fill_iota then scale_add on the default stream */
+    long n = 1000003;
+    void *x = NULL, *y = NULL;
+    CHECK(fusert_alloc_async(&x, n * sizeof(float), NULL) == FUSERT_SUCCESS && x, "alloc x");
+    CHECK(fusert_alloc_async(&y, n * sizeof(float), NULL) == FUSERT_SUCCESS && y, "alloc y");
+    CHECK(fusert_memset_async(y, 0xFF, n * sizeof(float), NULL) == FUSERT_SUCCESS, "memset");
+    void *a1[] = {&x, &n};
+    unsigned grid = (unsigned)((n + 255) / 256);
+    CHECK(fusert_launch(fill, grid, 1, 1, 256, 1, 1, 0, NULL, a1) == FUSERT_SUCCESS, "launch fill");
+    float a = 2.0f;
+    void *a2[] = {&x, &y, &a, &n};
+    CHECK(fusert_launch(scale, grid, 1, 1, 256, 1, 1, 0, NULL, a2) == FUSERT_SUCCESS, "launch scale");
+    float *host = malloc(n * sizeof(float));
+    CHECK(dtoh(host, (CUdeviceptr)(uintptr_t)y, n * sizeof(float)) == CUDA_SUCCESS, "copy back");
+    long bad = 0;
+    for (long i = 0; i < n; i++)
+        bad += host[i] != 2.0f * (float)i + 1.0f;
+    CHECK(bad == 0, "%ld wrong values (y[1] = %g)", bad, host[1]);
+
+    /* a launch the driver refuses: 2048 threads per block */
+    s = fusert_launch(fill, 1, 1, 1, 2048, 1, 1, 0, NULL, a1);
+    CHECK(s == FUSERT_ERROR_LAUNCH, "oversized block gave %s", fusert_status_name(s));
+    CHECK(strstr(fusert_last_error(), "block 2048x1x1") != NULL, "message: %s", fusert_last_error());
+    printf("launch error: %s\n", fusert_last_error());
+
+    /* out of memory: a petabyte */
+    void *huge = NULL;
+    s = fusert_alloc_async(&huge, (size_t)1 << 50, NULL);
+    CHECK(s == FUSERT_ERROR_OUT_OF_MEMORY && !huge, "1 PiB gave %s", fusert_status_name(s));
+    CHECK(strstr(fusert_last_error(), "1125899906842624 bytes") != NULL, "message: %s",
+          fusert_last_error());
+
+    /* graph: capture scale_add with a = 3 on a created stream, replay 3x */
+    CUstream stream = NULL;
+    CHECK(stream_create(&stream, 1 /* non-blocking */) == CUDA_SUCCESS, "stream");
+    fusert_graph *g = NULL;
+    CHECK(fusert_graph_begin(stream) == FUSERT_SUCCESS, "graph begin");
+    float a3 = 3.0f;
+    void *a4[] = {&x, &y, &a3, &n};
+    void *tmp = NULL;
+    CHECK(fusert_alloc_async(&tmp, 4096, stream) == FUSERT_SUCCESS, "alloc in capture");
+    CHECK(fusert_launch(scale, grid, 1, 1, 256, 1, 1, 0, stream, a4) == FUSERT_SUCCESS, "captured launch");
+    CHECK(fusert_free_async(tmp, stream) == FUSERT_SUCCESS, "free in capture");
+    CHECK(fusert_graph_end(stream, &g) == FUSERT_SUCCESS && g, "graph end");
+    CHECK(fusert_memset_async(y, 0, n * sizeof(float), stream) == FUSERT_SUCCESS, "clear y");
+    for (int r = 0; r < 3; r++)
+        CHECK(fusert_graph_launch(g, stream) == FUSERT_SUCCESS, "graph launch %d", r);
+    CHECK(stream_sync(stream) == CUDA_SUCCESS, "sync");
+    CHECK(dtoh(host, (CUdeviceptr)(uintptr_t)y, n * sizeof(float)) == CUDA_SUCCESS, "copy back");
+    bad = 0;
+    for (long i = 0; i < n; i++)
+        bad += host[i] != 3.0f * (float)i + 1.0f;
+    CHECK(bad == 0, "graph replay: %ld wrong values (y[1] = %g)", bad, host[1]);
+    fusert_graph_destroy(g);
+
+    CHECK(fusert_free_async(x, NULL) == FUSERT_SUCCESS, "free x");
+    CHECK(fusert_free_async(y, NULL) == FUSERT_SUCCESS, "free y");
+    CHECK(stream_sync(NULL) == CUDA_SUCCESS, "final sync");
+    free(host);
+    printf("%s\n", failures ? "FAIL" : "PASS runtime launch test");
+    return failures != 0;
+}
