@@ -557,6 +557,12 @@ static int broadcast_vals(Sema *S, Val *v, int n, Loc whole, IrShape *out)
             diag_note(LOC_NONE, "keep the reduced axis with keepdims=true, or use unsqueeze(..., 1)");
         else
             diag_note(LOC_NONE, "dims of the same position must be equal, or one of them 1");
+        IrDim da = cur.dims[ba], db = s->dims[bb];
+        if ((da.size < 0) != (db.size < 0)) { /* a symbol against a static size */
+            IrDim sym = da.size < 0 ? da : db, st = da.size < 0 ? db : da;
+            diag_note(LOC_NONE, "%s is only known at run time; to specialise it, compile with -D %s=%lld",
+                      dim_str(S, sym), dim_str(S, sym), (long long)st.size);
+        }
         return 0;
     }
     *out = cur;
