@@ -1,5 +1,2029 @@
-/* STUB: replaced by the kernel codegen helper. */
+/* emit_cuda.c -- CUDA kernels for the kernel plan, and their launch stubs.
+ *
+ * Design note.  Every kernel is generated from one idea: a value is an
+ * expression evaluated "at a point" of the kernel's iteration space.  A
+ * point is given by the indices of the space's dims; each node reached
+ * from an output carries a *map* (node dim -> space dim, or -1 where the
+ * node is broadcast / size 1), derived top-down from IrUse.bcast and
+ * unsqueeze, so the emitters never re-derive broadcasting.  Input reads are
+ * *accesses* (node, map).  Before emitting, adjacent space dims that every
+ * access treats alike are collapsed into *groups* (bias[cols] over
+ * [rows, cols] stays 2 groups; a chain over [N, M] becomes 1), so index
+ * arithmetic is a flat index, or a few 32-bit magic-number divisions
+ * (fz_udiv) in the int32 variants.
+ *
+ * Kinds (fusion.h):
+ *   loop      grid-stride over the flat space; a 16-byte vector variant
+ *             (chosen at launch when aligned), a scalar one, and int64
+ *             index versions of both.
+ *   reduce    RL_SCALAR: one launch, per-block partials to scratch, the
+ *             last block (atomic ticket) combines them in a fixed order.
+ *             RL_COLS/RL_MIDDLE: threads own kept columns, rows split over
+ *             blockIdx.z with a last-block-done combine per tile.
+ *             RL_ROWS (and any other axis set): the row scheme below.
+ *   row       one warp (or block) per "row" (a point of the kept dims);
+ *             reductions in dependency rounds; the row is cached in a
+ *             compile-time register array (size buckets picked at launch),
+ *             or re-read from memory in the looped variant.
+ * Every kernel variant is a thin extern "C" __global__ wrapper around a
+ * template body; K_INDEX numbering follows plan, kernel, variant order.
+ * Output is a function of the plan only: no pointers, no hash order. */
 #include "emit.h"
-void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o) { (void)out; (void)plans; (void)nplans; (void)o; }
-void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o) { (void)out; (void)plans; (void)nplans; (void)o; }
-void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOptions *o) { (void)out; (void)plans; (void)nplans; (void)o; }
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the device preamble, one string per line (ISO C limits string length) */
+static const char *const preamble[] = {
+#include "emit_cuda_preamble.inc"
+    NULL};
+
+/* ------------------------------------------------------------------ */
+/* Text output: indentation-aware lines.                               */
+
+typedef struct Inst {
+    const IrNode *node;
+    int8_t map[IR_MAX_RANK];
+    int depth;  /* scope depth where its variable was declared */
+    char name[72];
+} Inst;
+
+typedef struct Access {
+    const IrNode *node;
+    int8_t map[IR_MAX_RANK];
+} Access;
+
+enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 8 };
+
+typedef struct KCtx {
+    const IrFunc *f;
+    const Kernel *k;
+    const EmitOptions *o;
+    Buf *out;
+    int ind;
+    /* node roles, by node id */
+    signed char *role; /* 0 none, 'v' value, 'i' input */
+    int *inbuf;        /* bufs index of an input node, -1 */
+    /* the space */
+    int R;
+    unsigned red;      /* reduce mask over space dims */
+    Access acc[MAX_ACC];
+    int nacc;
+    /* groups of collapsed space dims: [gfirst, glast], all kept or all reduced */
+    int ng;
+    int gfirst[IR_MAX_RANK], glast[IR_MAX_RANK], gred[IR_MAX_RANK];
+    /* emission state */
+    Inst *inst;
+    int ninst;
+    int depth;
+    int tmp;           /* counter for fresh names */
+    /* how the current point is named */
+    const char *gi[IR_MAX_RANK]; /* per group: index expression, NULL if not available */
+    const char *flat;            /* flat index over the whole space, or NULL */
+    int vec;                     /* vector mode: full accesses read va<k>.v[j] */
+    int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
+    const char *reduced_val[64]; /* per reduction value index in k->values: its variable */
+} KCtx;
+
+static void line(KCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(KCtx *c, const char *fmt, ...)
+{
+    for (int i = 0; i < c->ind; i++)
+        buf_puts(c->out, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[1024];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        /* long line: format into a heap buffer */
+        size_t len = n > 0 ? (size_t)n + 1 : 8192;
+        char *big = malloc(len);
+        if (!big)
+            fatal_oom();
+        va_start(ap, fmt);
+        vsnprintf(big, len, fmt, ap);
+        va_end(ap);
+        buf_puts(c->out, big);
+        free(big);
+    } else {
+        buf_puts(c->out, tmp);
+    }
+    buf_putc(c->out, '\n');
+}
+
+/* Open a brace scope: values declared inside are forgotten at close. */
+static void open_scope(KCtx *c)
+{
+    c->ind++;
+    c->depth++;
+}
+
+static void close_scope(KCtx *c)
+{
+    while (c->ninst > 0 && c->inst[c->ninst - 1].depth >= c->depth)
+        c->ninst--;
+    c->depth--;
+    c->ind--;
+    line(c, "}");
+}
+
+/* ------------------------------------------------------------------ */
+/* Types.                                                              */
+
+/* compute type of a dtype (f16/bf16 compute in f32) */
+static const char *ctype(DType t)
+{
+    switch (t) {
+    case DT_BOOL: return "bool";
+    case DT_I32: return "int";
+    case DT_I64: return "long long";
+    case DT_F16: case DT_BF16: case DT_F32: return "float";
+    case DT_F64: return "double";
+    default: unreachable();
+    }
+}
+
+/* storage type in device memory */
+static const char *stype(DType t)
+{
+    switch (t) {
+    case DT_BOOL: return "fz_u8";
+    case DT_I32: return "int";
+    case DT_I64: return "long long";
+    case DT_F16: case DT_BF16: return "fz_u16";
+    case DT_F32: return "float";
+    case DT_F64: return "double";
+    default: unreachable();
+    }
+}
+
+/* the dtype whose compute type a dtype uses */
+static DType cdtype(DType t)
+{
+    return (t == DT_F16 || t == DT_BF16) ? DT_F32 : t;
+}
+
+/* expression converting stored element `e` of dtype t to its compute type */
+static void load_conv(Buf *b, DType t, const char *e)
+{
+    switch (t) {
+    case DT_F16: buf_printf(b, "fz_f16_to_f32(%s)", e); break;
+    case DT_BF16: buf_printf(b, "fz_bf16_to_f32(%s)", e); break;
+    case DT_BOOL: buf_printf(b, "(%s != 0)", e); break;
+    default: buf_puts(b, e); break;
+    }
+}
+
+/* expression converting compute value `e` to the storage type of t */
+static void store_conv(Buf *b, DType t, const char *e)
+{
+    switch (t) {
+    case DT_F16: buf_printf(b, "fz_f32_to_f16((float)(%s))", e); break;
+    case DT_BF16: buf_printf(b, "fz_f32_to_bf16((float)(%s))", e); break;
+    case DT_BOOL: buf_printf(b, "(fz_u8)((%s) != 0)", e); break;
+    default: buf_printf(b, "(%s)(%s)", stype(t), e); break;
+    }
+}
+
+/* C identifier fragment from a source name */
+static void put_ident(Buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        char ch = *s;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+        buf_putc(b, ok ? ch : '_');
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Sizes.  In kernels a symbolic dim is the argument d_<sym>; on the   */
+/* host it is dims[sym].                                               */
+
+static void dim_dev(const KCtx *c, IrDim d, const char *itype, Buf *b)
+{
+    if (d.size >= 0)
+        buf_printf(b, "(%s)%lld", itype, (long long)d.size);
+    else {
+        buf_printf(b, "(%s)d_", itype);
+        put_ident(b, c->f->syms[d.sym]);
+    }
+}
+
+static void dim_host(IrDim d, Buf *b)
+{
+    if (d.size >= 0)
+        buf_printf(b, "(int64_t)%lld", (long long)d.size);
+    else
+        buf_printf(b, "dims[%d]", d.sym);
+}
+
+/* product of space dims [a, b] as a device expression */
+static void span_dev(const KCtx *c, int a, int b, const char *itype, Buf *out)
+{
+    if (a > b) {
+        buf_printf(out, "(%s)1", itype);
+        return;
+    }
+    buf_putc(out, '(');
+    for (int d = a; d <= b; d++) {
+        if (d > a)
+            buf_puts(out, " * ");
+        dim_dev(c, c->k->space.dims[d], itype, out);
+    }
+    buf_putc(out, ')');
+}
+
+static void span_host(const KCtx *c, int a, int b, Buf *out)
+{
+    if (a > b) {
+        buf_puts(out, "(int64_t)1");
+        return;
+    }
+    buf_putc(out, '(');
+    for (int d = a; d <= b; d++) {
+        if (d > a)
+            buf_puts(out, " * ");
+        dim_host(c->k->space.dims[d], out);
+    }
+    buf_putc(out, ')');
+}
+
+/* ------------------------------------------------------------------ */
+/* Maps: node dim -> space dim (-1: broadcast or size 1).              */
+
+/* map of operand u of n, given n's map */
+static void operand_map(const IrNode *n, int k, const int8_t *nmap, int8_t *umap)
+{
+    const IrNode *u = n->in[k].node;
+    int r = u->shape.rank, R = n->shape.rank;
+    for (int i = 0; i < IR_MAX_RANK; i++)
+        umap[i] = -1;
+    OpClass cls = op_info[n->op].cls;
+    if (cls == OPC_VIEW) {
+        /* unsqueeze: result dim axis is new; others shift */
+        for (int i = 0; i < r; i++) {
+            int d = i < n->axis ? i : i + 1;
+            umap[i] = d < R ? nmap[d] : -1;
+        }
+        return;
+    }
+    if (cls == OPC_REDUCE)
+        return; /* handled by the caller: a reduction's operand is over the space */
+    for (int i = 0; i < r; i++) {
+        int d = i + (R - r);
+        if (d < 0 || (n->in[k].bcast >> d) & 1)
+            umap[i] = -1;
+        else
+            umap[i] = nmap[d];
+    }
+}
+
+/* the map of a node that has the shape of the whole space (identity) */
+static void space_map(const KCtx *c, const IrNode *n, int8_t *map)
+{
+    int r = n->shape.rank;
+    for (int i = 0; i < IR_MAX_RANK; i++)
+        map[i] = -1;
+    for (int i = 0; i < r; i++) {
+        int d = i + (c->R - r);
+        if (d >= 0 && !(n->shape.dims[i].size == 1 && c->k->space.dims[d].size != 1))
+            map[i] = (int8_t)d;
+    }
+}
+
+/* the map of an output (or reduction result) node: the space, or its kept
+ * dims (reduction results without keepdims) */
+static void out_map(const KCtx *c, const IrNode *n, int8_t *map)
+{
+    int r = n->shape.rank;
+    int nkept = 0;
+    int kept[IR_MAX_RANK];
+    for (int d = 0; d < c->R; d++)
+        if (!((c->red >> d) & 1))
+            kept[nkept++] = d;
+    if (r == c->R || c->red == 0) {
+        /* the space's rank: keepdims results have static 1 in reduced dims */
+        space_map(c, n, map);
+        return;
+    }
+    for (int i = 0; i < IR_MAX_RANK; i++)
+        map[i] = -1;
+    for (int i = 0; i < r; i++) {
+        int j = i + (nkept - r);
+        if (j >= 0 && n->shape.dims[i].size != 1)
+            map[i] = (int8_t)kept[j];
+    }
+}
+
+static int value_index(const KCtx *c, const IrNode *n)
+{
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (c->k->values[i] == n)
+            return i;
+    return -1;
+}
+
+static int is_scalar_param(const KCtx *c, const IrNode *n)
+{
+    return n->op == OP_PARAM && n->param >= 0 && !c->f->params[n->param].is_tensor;
+}
+
+static int map_eq(const IrNode *n, const int8_t *a, const int8_t *b)
+{
+    for (int i = 0; i < n->shape.rank; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+/* does the map touch a reduced dim? */
+static int map_has_red(const KCtx *c, const IrNode *n, const int8_t *map)
+{
+    for (int i = 0; i < n->shape.rank; i++)
+        if (map[i] >= 0 && ((c->red >> map[i]) & 1))
+            return 1;
+    return 0;
+}
+
+/* Collect the input accesses reachable from (n, map). */
+static void collect(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    if (n->op == OP_CONST || is_scalar_param(c, n))
+        return;
+    if (c->role[n->id] == 'i') {
+        for (int a = 0; a < c->nacc; a++)
+            if (c->acc[a].node == n && map_eq(n, c->acc[a].map, map))
+                return;
+        if (c->nacc >= MAX_ACC)
+            ICE("too many input accesses in one kernel");
+        c->acc[c->nacc].node = n;
+        memcpy(c->acc[c->nacc].map, map, IR_MAX_RANK);
+        c->nacc++;
+        return;
+    }
+    if (c->role[n->id] != 'v')
+        ICE("kernel operand is neither a value nor an input");
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        if (op_info[n->op].cls == OPC_REDUCE)
+            space_map(c, n->in[k].node, um);
+        else
+            operand_map(n, k, map, um);
+        collect(c, n->in[k].node, um);
+    }
+}
+
+/* Is space dim d present in access a, and which node dim maps it? */
+static int acc_dim(const Access *a, int d)
+{
+    for (int i = 0; i < a->node->shape.rank; i++)
+        if (a->map[i] == d)
+            return i;
+    return -1;
+}
+
+/* Group the space dims.  Static size-1 dims are skipped (index 0). */
+static void make_groups(KCtx *c)
+{
+    c->ng = 0;
+    int prev = -1;
+    for (int d = 0; d < c->R; d++) {
+        if (c->k->space.dims[d].size == 1)
+            continue;
+        int merge = prev >= 0 && ((c->red >> prev) & 1) == ((c->red >> d) & 1);
+        for (int a = 0; merge && a < c->nacc; a++) {
+            int p = acc_dim(&c->acc[a], prev), q = acc_dim(&c->acc[a], d);
+            if ((p < 0) != (q < 0))
+                merge = 0;
+            else if (p >= 0) {
+                /* adjacent in the node, apart from size-1 dims */
+                for (int i = p + 1; i < q; i++)
+                    if (c->acc[a].node->shape.dims[i].size != 1)
+                        merge = 0;
+            }
+        }
+        if (merge) {
+            c->glast[c->ng - 1] = d;
+        } else {
+            c->gfirst[c->ng] = c->glast[c->ng] = d;
+            c->gred[c->ng] = (c->red >> d) & 1;
+            c->ng++;
+        }
+        prev = d;
+    }
+}
+
+/* Is the access present in every group (then its offset is the flat index)? */
+static int acc_full(const KCtx *c, const Access *a)
+{
+    for (int g = 0; g < c->ng; g++)
+        if (acc_dim(a, c->glast[g]) < 0)
+            return 0;
+    return 1;
+}
+
+/* Row kernels keep per-row data on chip: accesses that vary along the row
+ * (a reduced group) and between rows (a kept group). */
+static int acc_cached(const KCtx *c, const Access *a)
+{
+    int r = 0, kept = 0;
+    for (int g = 0; g < c->ng; g++)
+        if (acc_dim(a, c->glast[g]) >= 0) {
+            if (c->gred[g])
+                r = 1;
+            else
+                kept = 1;
+        }
+    return r && kept;
+}
+
+static int acc_index(const KCtx *c, const IrNode *n, const int8_t *map)
+{
+    for (int a = 0; a < c->nacc; a++)
+        if (c->acc[a].node == n && map_eq(n, c->acc[a].map, map))
+            return a;
+    ICE("access not collected");
+}
+
+/* device expression of the offset of access a at the current point */
+static void acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b)
+{
+    if (c->flat && acc_full(c, a)) {
+        buf_puts(b, c->flat);
+        return;
+    }
+    int any = 0;
+    buf_putc(b, '(');
+    for (int g = 0; g < c->ng; g++) {
+        int p = acc_dim(a, c->glast[g]);
+        if (p < 0)
+            continue;
+        if (!c->gi[g])
+            ICE("group index not available here");
+        if (any)
+            buf_puts(b, " + ");
+        any = 1;
+        buf_puts(b, c->gi[g]);
+        /* stride: product of node dims after p */
+        for (int i = p + 1; i < a->node->shape.rank; i++) {
+            if (a->node->shape.dims[i].size == 1)
+                continue;
+            buf_puts(b, " * ");
+            dim_dev(c, a->node->shape.dims[i], itype, b);
+        }
+    }
+    if (!any)
+        buf_putc(b, '0');
+    buf_putc(b, ')');
+}
+
+/* ------------------------------------------------------------------ */
+/* Expressions.                                                        */
+
+static void fmt_const(const IrNode *n, Buf *b)
+{
+    double v = n->cval;
+    switch (n->dtype) {
+    case DT_BOOL: buf_puts(b, (n->ival || v != 0) ? "true" : "false"); return;
+    case DT_I32:
+        if (n->ival == INT32_MIN)
+            buf_puts(b, "(-2147483647 - 1)");
+        else
+            buf_printf(b, "%lld", (long long)n->ival);
+        return;
+    case DT_I64:
+        if (n->ival == INT64_MIN)
+            buf_puts(b, "(-FZ_LLMAX - 1)");
+        else
+            buf_printf(b, "%lldLL", (long long)n->ival);
+        return;
+    case DT_F64:
+        if (v != v)
+            buf_puts(b, "FZ_DNAN");
+        else if (v > 1.7976931348623157e308)
+            buf_puts(b, "FZ_DINF");
+        else if (v < -1.7976931348623157e308)
+            buf_puts(b, "(-FZ_DINF)");
+        else {
+            char t[64];
+            snprintf(t, sizeof t, "%.17g", v);
+            buf_puts(b, t);
+            if (!strpbrk(t, ".en"))
+                buf_puts(b, ".0");
+        }
+        return;
+    default: {
+        if (v != v)
+            buf_puts(b, "FZ_NAN");
+        else if (v > 3.4028234663852886e38)
+            buf_puts(b, "FZ_INF");
+        else if (v < -3.4028234663852886e38)
+            buf_puts(b, "(-FZ_INF)");
+        else {
+            char t[64];
+            snprintf(t, sizeof t, "%.9g", v);
+            buf_puts(b, t);
+            if (!strpbrk(t, ".en"))
+                buf_puts(b, ".0");
+            buf_putc(b, 'f');
+        }
+        return;
+    }
+    }
+}
+
+/* Instantiate an f32 template with operand strings; for f64 strip the
+ * f suffix of math functions and literals (expf -> exp, 1.0f -> 1.0). */
+static void apply_template(const char *t, const char *const *ops, int dbl, Buf *b)
+{
+    static const char *const fnames[] = {
+        "fabsf", "expf", "exp2f", "logf", "log2f", "log1pf", "expm1f", "sqrtf", "rsqrtf", "cbrtf",
+        "sinf", "cosf", "tanf", "tanhf", "erff", "floorf", "ceilf", "rintf", "truncf", "fmodf",
+        "powf", "atan2f", "fmaf", "fminf", "fmaxf", NULL};
+    for (const char *p = t; *p;) {
+        if (*p == '%' && p[1] >= '0' && p[1] <= '2') {
+            buf_puts(b, ops[p[1] - '0']);
+            p += 2;
+            continue;
+        }
+        if (dbl && ((*p >= 'a' && *p <= 'z') || *p == '_')) {
+            const char *q = p;
+            while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
+                q++;
+            int done = 0;
+            for (int i = 0; fnames[i]; i++)
+                if ((size_t)(q - p) == strlen(fnames[i]) && strncmp(p, fnames[i], (size_t)(q - p)) == 0) {
+                    buf_write(b, p, (size_t)(q - p) - 1);
+                    done = 1;
+                }
+            if (!done)
+                buf_write(b, p, (size_t)(q - p));
+            p = q;
+            continue;
+        }
+        if (dbl && *p >= '0' && *p <= '9') {
+            const char *q = p;
+            while ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' ||
+                   ((*q == '-' || *q == '+') && (q[-1] == 'e')))
+                q++;
+            buf_write(b, p, (size_t)(q - p));
+            p = q;
+            if (*p == 'f')
+                p++;
+            continue;
+        }
+        buf_putc(b, *p++);
+    }
+}
+
+/* the expression of elementwise node n on operand expressions a[] */
+static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b)
+{
+    const OpInfo *oi = &op_info[n->op];
+    DType cdt = n->dtype;
+    if (oi->flags & OPF_BOOL_RESULT) {
+        cdt = adt[0];
+        for (int k = 1; k < n->nin; k++)
+            cdt = dtype_promote(cdt, adt[k]);
+    }
+    cdt = cdtype(cdt);
+    /* operands converted to the compute type */
+    Buf cv[3] = {{0}};
+    const char *ops[3] = {"", "", ""};
+    for (int k = 0; k < n->nin; k++) {
+        DType want = cdt;
+        if (n->op == OP_WHERE && k == 0)
+            want = DT_BOOL;
+        if (n->op == OP_CAST)
+            want = cdtype(adt[0]);
+        if (strcmp(ctype(cdtype(adt[k])), ctype(want)) != 0)
+            buf_printf(&cv[k], "((%s)(%s))", ctype(want), a[k]);
+        else
+            buf_puts(&cv[k], a[k]);
+        ops[k] = cv[k].data;
+    }
+    int isf = dtype_is_float(cdt), dbl = cdt == DT_F64;
+    switch (n->op) {
+    case OP_CAST: {
+        DType from = adt[0], to = n->dtype;
+        if (to == DT_F16)
+            buf_printf(b, "fz_f16_to_f32(fz_f32_to_f16((float)(%s)))", ops[0]);
+        else if (to == DT_BF16)
+            buf_printf(b, "fz_bf16_to_f32(fz_f32_to_bf16((float)(%s)))", ops[0]);
+        else if (to == DT_BOOL)
+            buf_printf(b, "((%s) != 0)", ops[0]);
+        else
+            buf_printf(b, "((%s)(%s))", ctype(to), ops[0]);
+        (void)from;
+        break;
+    }
+    case OP_MIN2: buf_printf(b, "fz_min(%s, %s)", ops[0], ops[1]); break;
+    case OP_MAX2: buf_printf(b, "fz_max(%s, %s)", ops[0], ops[1]); break;
+    case OP_ISNAN:
+        if (isf)
+            buf_printf(b, "((%s) != (%s))", ops[0], ops[0]);
+        else
+            buf_printf(b, "false");
+        break;
+    case OP_ISINF:
+        if (isf)
+            buf_printf(b, "(%s(%s) == %s)", dbl ? "fabs" : "fabsf", ops[0], dbl ? "FZ_DINF" : "FZ_INF");
+        else
+            buf_printf(b, "false");
+        break;
+    case OP_SIGN:
+        buf_printf(b, "((%s)(((%s) > 0) - ((%s) < 0)))", ctype(cdt), ops[0], ops[0]);
+        break;
+    case OP_CLAMP: buf_printf(b, "fz_min(fz_max(%s, %s), %s)", ops[0], ops[1], ops[2]); break;
+    default:
+        if (isf) {
+            if (n->op == OP_RELU)
+                buf_printf(b, "((%s) > 0 ? (%s) : (%s)0)", ops[0], ops[0], ctype(cdt));
+            else
+                apply_template(oi->cuda, ops, dbl, b);
+            break;
+        }
+        /* integers and bools: integer arithmetic */
+        switch (n->op) {
+        case OP_ABS: buf_printf(b, "((%s) < 0 ? -(%s) : (%s))", ops[0], ops[0], ops[0]); break;
+        case OP_RELU: buf_printf(b, "((%s) > 0 ? (%s) : 0)", ops[0], ops[0]); break;
+        case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_TRUNC: buf_printf(b, "(%s)", ops[0]); break;
+        case OP_MOD: buf_printf(b, "((%s) %% (%s))", ops[0], ops[1]); break;
+        case OP_POW: buf_printf(b, "((%s)fz_ipow(%s, %s))", ctype(cdt), ops[0], ops[1]); break;
+        case OP_FMA: buf_printf(b, "((%s) * (%s) + (%s))", ops[0], ops[1], ops[2]); break;
+        default:
+            if (!oi->cuda[0])
+                ICE("no CUDA template for this op");
+            apply_template(oi->cuda, ops, 0, b);
+            break;
+        }
+        break;
+    }
+    for (int k = 0; k < 3; k++)
+        buf_free(&cv[k]);
+}
+
+static const char *value_name(KCtx *c, const IrNode *n, const char *prefix, char *out, size_t cap)
+{
+    Buf b = {0};
+    buf_printf(&b, "%s%d", prefix, n->id);
+    if (n->name) {
+        buf_putc(&b, '_');
+        put_ident(&b, n->name);
+    }
+    /* a second instance of the same node (another broadcast map) */
+    int dup = 0;
+    for (int i = 0; i < c->ninst; i++)
+        if (c->inst[i].node == n)
+            dup++;
+    if (dup)
+        buf_printf(&b, "_%d", dup);
+    snprintf(out, cap, "%s", b.data);
+    buf_free(&b);
+    return out;
+}
+
+static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map);
+
+/* the variable holding reduction value n (set by the reduce emitters) */
+static const char *reduced_var(KCtx *c, const IrNode *n)
+{
+    int vi = value_index(c, n);
+    if (vi < 0 || vi >= 64 || !c->reduced_val[vi])
+        ICE("reduction result used before it is computed");
+    return c->reduced_val[vi];
+}
+
+static Inst *new_inst(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    if (c->ninst >= MAX_INST)
+        ICE("kernel too large");
+    Inst *in = &c->inst[c->ninst];
+    in->node = n;
+    memcpy(in->map, map, IR_MAX_RANK);
+    in->depth = c->depth;
+    value_name(c, n, c->role[n->id] == 'i' ? "x" : "v", in->name, sizeof in->name);
+    c->ninst++;
+    return in;
+}
+
+/* Emit (once per scope) the value of n at the current point; returns the
+ * C expression that holds it, in n's compute type. */
+static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    static char lit[8][96];
+    static int litk;
+    if (n->op == OP_CONST) {
+        Buf b = {0};
+        fmt_const(n, &b);
+        char *s = lit[litk++ & 7];
+        snprintf(s, 96, "%s", b.data);
+        buf_free(&b);
+        return s;
+    }
+    if (is_scalar_param(c, n)) {
+        char *s = lit[litk++ & 7];
+        Buf b = {0};
+        buf_puts(&b, "p_");
+        put_ident(&b, c->f->params[n->param].name);
+        if (n->dtype == DT_BOOL)
+            snprintf(s, 96, "(%s != 0)", b.data);
+        else
+            snprintf(s, 96, "%s", b.data);
+        buf_free(&b);
+        return s;
+    }
+    if (op_info[n->op].cls == OPC_REDUCE && c->role[n->id] == 'v')
+        return reduced_var(c, n);
+    for (int i = c->ninst - 1; i >= 0; i--)
+        if (c->inst[i].node == n && map_eq(n, c->inst[i].map, map))
+            return c->inst[i].name;
+    const char *itype = "I";
+    if (c->role[n->id] == 'i') {
+        int a = acc_index(c, n, map);
+        Buf e = {0}, off = {0};
+        if (c->vec && acc_full(c, &c->acc[a]))
+            buf_printf(&e, "va%d.v[j]", a);
+        else if (c->rowcache && acc_cached(c, &c->acc[a]))
+            buf_printf(&e, "xc%d[k]", a);
+        else {
+            acc_offset(c, &c->acc[a], itype, &off);
+            buf_printf(&e, "in%d[%s]", c->inbuf[n->id], off.data);
+        }
+        Buf conv = {0};
+        load_conv(&conv, n->dtype, e.data);
+        Inst *in = new_inst(c, n, map);
+        line(c, "const %s %s = %s;", ctype(n->dtype), in->name, conv.data);
+        buf_free(&e);
+        buf_free(&off);
+        buf_free(&conv);
+        return in->name;
+    }
+    if (c->role[n->id] != 'v')
+        ICE("operand outside the kernel");
+    const char *ops[3];
+    char opbuf[3][96];
+    DType adt[3];
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        operand_map(n, k, map, um);
+        snprintf(opbuf[k], sizeof opbuf[k], "%s", emit_value(c, n->in[k].node, um));
+        ops[k] = opbuf[k];
+        adt[k] = n->in[k].node->dtype;
+    }
+    if (op_info[n->op].cls == OPC_VIEW) {
+        /* a view moves no data: it names its operand's value */
+        Inst *vin = new_inst(c, n, map);
+        snprintf(vin->name, sizeof vin->name, "%s", ops[0]);
+        return vin->name;
+    }
+    Buf e = {0};
+    op_expr(n, ops, adt, &e);
+    Inst *in = new_inst(c, n, map);
+    line(c, "const %s %s = %s;", ctype(n->dtype), in->name, e.data);
+    buf_free(&e);
+    return in->name;
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel setup.                                                       */
+
+static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptions *o, Buf *out)
+{
+    memset(c, 0, sizeof *c);
+    c->f = f;
+    c->k = k;
+    c->o = o;
+    c->out = out;
+    c->role = calloc((size_t)f->nnodes + 1, 1);
+    c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
+    c->inst = malloc(sizeof(Inst) * MAX_INST);
+    if (!c->role || !c->inbuf || !c->inst)
+        fatal_oom();
+    for (int i = 0; i < f->nnodes; i++)
+        c->inbuf[i] = -1;
+    int nb = 0;
+    for (int i = 0; i < k->ninputs; i++) {
+        if (is_scalar_param(c, k->inputs[i]))
+            continue;
+        c->role[k->inputs[i]->id] = 'i';
+        c->inbuf[k->inputs[i]->id] = nb++;
+    }
+    for (int i = 0; i < k->nvalues; i++)
+        if (c->role[k->values[i]->id] != 'i')
+            c->role[k->values[i]->id] = 'v';
+    c->R = k->space.rank;
+    c->red = k->kind == KK_LOOP ? 0 : k->reduce_axes;
+    /* accesses: from every output and every reduction's operand */
+    for (int i = 0; i < k->noutputs; i++) {
+        int8_t m[IR_MAX_RANK];
+        out_map(c, k->outputs[i], m);
+        collect(c, k->outputs[i], m);
+    }
+    for (int i = 0; i < k->nvalues; i++) {
+        const IrNode *v = k->values[i];
+        if (op_info[v->op].cls == OPC_REDUCE) {
+            int8_t m[IR_MAX_RANK];
+            space_map(c, v->in[0].node, m);
+            collect(c, v->in[0].node, m);
+        }
+    }
+    make_groups(c);
+}
+
+static void kctx_free(KCtx *c)
+{
+    free(c->role);
+    free(c->inbuf);
+    free(c->inst);
+}
+
+/* the tensor input nodes (bufs order) */
+static int ntensor_inputs(const KCtx *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->k->ninputs; i++)
+        if (!is_scalar_param(c, c->k->inputs[i]))
+            n++;
+    return n;
+}
+
+static const IrNode *tensor_input(const KCtx *c, int j)
+{
+    for (int i = 0; i < c->k->ninputs; i++)
+        if (!is_scalar_param(c, c->k->inputs[i]) && j-- == 0)
+            return c->k->inputs[i];
+    unreachable();
+}
+
+/* scalar params used by the kernel, in param order */
+static int uses_param(const KCtx *c, int p)
+{
+    for (int i = 0; i < c->k->nvalues; i++) {
+        const IrNode *v = c->k->values[i];
+        for (int j = 0; j < v->nin; j++)
+            if (v->in[j].node->op == OP_PARAM && v->in[j].node->param == p)
+                return 1;
+    }
+    return 0;
+}
+
+/* syms the kernel's sizes mention */
+static int uses_sym(const KCtx *c, int s)
+{
+    for (int d = 0; d < c->R; d++)
+        if (c->k->space.dims[d].size < 0 && c->k->space.dims[d].sym == s)
+            return 1;
+    for (int a = 0; a < c->nacc; a++)
+        for (int i = 0; i < c->acc[a].node->shape.rank; i++)
+            if (c->acc[a].node->shape.dims[i].size < 0 && c->acc[a].node->shape.dims[i].sym == s)
+                return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        for (int d = 0; d < c->k->outputs[i]->shape.rank; d++)
+            if (c->k->outputs[i]->shape.dims[d].size < 0 && c->k->outputs[i]->shape.dims[d].sym == s)
+                return 1;
+    return 0;
+}
+
+static const char *param_ctype(DType t)
+{
+    switch (t) {
+    case DT_F64: return "double";
+    case DT_I64: return "long long";
+    case DT_I32: case DT_BOOL: return "int";
+    default: return "float";
+    }
+}
+
+/* The common kernel parameters: inputs, outputs, scalars, sizes. */
+static void common_params(KCtx *c, Buf *b)
+{
+    int first = 1;
+#define SEP() (first ? (void)(first = 0) : buf_puts(b, ", "))
+    int nin = ntensor_inputs(c);
+    for (int j = 0; j < nin; j++) {
+        SEP();
+        buf_printf(b, "const %s *__restrict__ in%d", stype(tensor_input(c, j)->dtype), j);
+    }
+    for (int j = 0; j < c->k->noutputs; j++) {
+        SEP();
+        buf_printf(b, "%s *__restrict__ out%d", stype(c->k->outputs[j]->dtype), j);
+    }
+    for (int p = 0; p < c->f->nparams; p++)
+        if (!c->f->params[p].is_tensor && uses_param(c, p)) {
+            SEP();
+            buf_printf(b, "%s p_", param_ctype(c->f->params[p].dtype));
+            put_ident(b, c->f->params[p].name);
+        }
+    for (int s = 0; s < c->f->nsyms; s++)
+        if (uses_sym(c, s)) {
+            SEP();
+            buf_puts(b, "long long d_");
+            put_ident(b, c->f->syms[s]);
+        }
+#undef SEP
+    if (first)
+        buf_puts(b, "int fz_unused");
+}
+
+/* The same list as call arguments (wrapper -> body) */
+static void common_args(KCtx *c, Buf *b)
+{
+    int first = 1;
+#define SEP() (first ? (void)(first = 0) : buf_puts(b, ", "))
+    int nin = ntensor_inputs(c);
+    for (int j = 0; j < nin; j++) {
+        SEP();
+        buf_printf(b, "in%d", j);
+    }
+    for (int j = 0; j < c->k->noutputs; j++) {
+        SEP();
+        buf_printf(b, "out%d", j);
+    }
+    for (int p = 0; p < c->f->nparams; p++)
+        if (!c->f->params[p].is_tensor && uses_param(c, p)) {
+            SEP();
+            buf_puts(b, "p_");
+            put_ident(b, c->f->params[p].name);
+        }
+    for (int s = 0; s < c->f->nsyms; s++)
+        if (uses_sym(c, s)) {
+            SEP();
+            buf_puts(b, "d_");
+            put_ident(b, c->f->syms[s]);
+        }
+#undef SEP
+    if (first)
+        buf_puts(b, "fz_unused");
+}
+
+/* Host side: declare locals holding the same arguments, and push their
+ * addresses to args[] (in the order of common_params). */
+static void host_common_args(KCtx *c, Buf *decl, Buf *args)
+{
+    int nin = ntensor_inputs(c);
+    int nargs = 0;
+    for (int j = 0; j < nin; j++) {
+        buf_printf(decl, "    const void *in%d = bufs[%d];\n", j, j);
+        buf_printf(args, "%s(void *)&in%d", nargs++ ? ", " : "", j);
+    }
+    for (int j = 0; j < c->k->noutputs; j++) {
+        buf_printf(decl, "    void *out%d = bufs[%d];\n", j, nin + j);
+        buf_printf(args, "%s(void *)&out%d", nargs++ ? ", " : "", j);
+    }
+    for (int p = 0; p < c->f->nparams; p++)
+        if (!c->f->params[p].is_tensor && uses_param(c, p)) {
+            const char *t = param_ctype(c->f->params[p].dtype);
+            buf_printf(decl, "    %s p%d = (%s)scalars[%d];\n", t, p, t, p);
+            buf_printf(args, "%s(void *)&p%d", nargs++ ? ", " : "", p);
+        }
+    for (int s = 0; s < c->f->nsyms; s++)
+        if (uses_sym(c, s)) {
+            buf_printf(decl, "    long long d%d = (long long)dims[%d];\n", s, s);
+            buf_printf(args, "%s(void *)&d%d", nargs++ ? ", " : "", s);
+        }
+    if (!nargs) {
+        buf_puts(decl, "    int fz_unused = 0;\n");
+        buf_puts(args, "(void *)&fz_unused");
+    }
+}
+
+/* The comment above each kernel: where its values come from. */
+static void kernel_comment(KCtx *c)
+{
+    const Kernel *k = c->k;
+    static const char *const kinds[] = {"loop", "reduce", "row"};
+    static const char *const lays[] = {"", " (to a scalar)", " (rows)", " (columns)", " (middle axes)"};
+    Buf b = {0};
+    ir_type_str(c->f, DT_F32, &k->space, &b);
+    line(c, "/* %s: %s kernel%s over %s, fn %s", k->name, kinds[k->kind], lays[k->layout], b.data + 3,
+         c->f->name);
+    buf_free(&b);
+    for (int i = 0; i < k->nvalues; i++) {
+        const IrNode *v = k->values[i];
+        if (v->op == OP_CONST)
+            continue;
+        int ln = 0, col = 0;
+        const char *path = "?";
+        if (v->loc.file >= 0) {
+            diag_line_col(v->loc.file, v->loc.begin, &ln, &col);
+            path = diag_file_path(v->loc.file);
+            const char *sl = strrchr(path, '/');
+            if (sl)
+                path = sl + 1;
+        }
+        Buf t = {0};
+        ir_type_str(c->f, v->dtype, &v->shape, &t);
+        char opn[32];
+        snprintf(opn, sizeof opn, "%s", op_info[v->op].name);
+        for (char *q = opn; *q; q++)
+            if (*q >= 'A' && *q <= 'Z')
+                *q = (char)(*q - 'A' + 'a');
+        line(c, " *   %%%d %s = %s : %s   (%s:%d)", v->id, v->name ? v->name : "_", opn, t.data, path, ln);
+        buf_free(&t);
+    }
+    for (int i = 0; i < k->noutputs; i++) {
+        const IrNode *v = k->outputs[i];
+        int r = k->out_result ? k->out_result[i] : -1;
+        if (r >= 0)
+            line(c, " *   writes %%%d as result %s", v->id, c->f->results[r].name);
+        else
+            line(c, " *   writes %%%d (intermediate)", v->id);
+    }
+    line(c, " */");
+}
+
+/* emit the store of output i at the current point */
+static void emit_store(KCtx *c, int i, const char *itype)
+{
+    const IrNode *n = c->k->outputs[i];
+    int8_t m[IR_MAX_RANK];
+    out_map(c, n, m);
+    const char *v = emit_value(c, n, m);
+    Buf s = {0}, off = {0};
+    store_conv(&s, n->dtype, v);
+    Access a = {n, {0}};
+    memcpy(a.map, m, IR_MAX_RANK);
+    if (c->vec && acc_full(c, &a)) {
+        line(c, "vo%d.v[j] = %s;", i, s.data);
+    } else {
+        acc_offset(c, &a, itype, &off);
+        line(c, "out%d[%s] = %s;", i, off.data, s.data);
+    }
+    buf_free(&s);
+    buf_free(&off);
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Variants: the __global__ functions of one kernel, in K_INDEX order. */
+
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_ROW_C, VK_ROW_L, VK_SCALAR } VariantKind;
+
+typedef struct Variant {
+    VariantKind kind;
+    int i64;  /* int64 indices */
+    int tpr;  /* row kernels: threads per row */
+    int cap;  /* cached row kernels: elements per thread */
+    int bs;   /* threads per block */
+    char name[200];
+} Variant;
+
+static const char *const GI[IR_MAX_RANK] = {"gi0", "gi1", "gi2", "gi3", "gi4", "gi5", "gi6", "gi7"};
+
+/* Vector width of the loop kernel: 16 bytes of the widest full access. */
+static int loop_vec_width(const KCtx *c)
+{
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
+            maxsz = dtype_size(c->acc[a].node->dtype);
+    for (int i = 0; i < c->k->noutputs; i++) {
+        int8_t m[IR_MAX_RANK];
+        Access a = {c->k->outputs[i], {0}};
+        out_map(c, c->k->outputs[i], m);
+        memcpy(a.map, m, IR_MAX_RANK);
+        if (acc_full(c, &a) && dtype_size(a.node->dtype) > maxsz)
+            maxsz = dtype_size(a.node->dtype);
+    }
+    if (maxsz == 0 || c->ng == 0)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
+static int is_row_scheme(const Kernel *k)
+{
+    return k->kind == KK_ROW || (k->kind == KK_REDUCE && k->layout != RL_SCALAR);
+}
+
+/* static row length of a row kernel, or -1 */
+static int64_t static_row_len(const KCtx *c)
+{
+    int64_t r = 1;
+    for (int d = 0; d < c->R; d++)
+        if ((c->red >> d) & 1) {
+            if (c->k->space.dims[d].size < 0)
+                return -1;
+            r *= c->k->space.dims[d].size;
+        }
+    return r;
+}
+
+static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, int i64, int tpr, int cap,
+                        int bs, const char *suffix)
+{
+    if (*n >= MAX_VARIANTS)
+        ICE("too many kernel variants");
+    Variant *x = &v[(*n)++];
+    x->kind = kind;
+    x->i64 = i64;
+    x->tpr = tpr;
+    x->cap = cap;
+    x->bs = bs;
+    snprintf(x->name, sizeof x->name, "%s%s%s", k->name, suffix, i64 ? "_i64" : "");
+}
+
+static int plan_variants(const KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    if (k->kind == KK_LOOP) {
+        if (loop_vec_width(c) > 1) {
+            add_variant(k, v, &n, VK_LOOP_V, 0, 0, 0, 256, "_v");
+            add_variant(k, v, &n, VK_LOOP_V, 1, 0, 0, 256, "_v");
+        }
+        add_variant(k, v, &n, VK_LOOP_S, 0, 0, 0, 256, "_s");
+        add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s");
+    } else if (!is_row_scheme(k)) {
+        add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
+        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
+    } else {
+        int64_t rl = static_row_len(c);
+        int cache = 0;
+        for (int a = 0; a < c->nacc; a++)
+            cache |= acc_cached(c, &c->acc[a]);
+        if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
+            /* static row: one exactly sized on-chip variant */
+            int tpr = rl <= 1024 ? 32 : rl <= 4096 ? 128 : 256;
+            int cap = (int)((rl + tpr - 1) / tpr);
+            if (cap < 1)
+                cap = 1;
+            add_variant(k, v, &n, VK_ROW_C, 0, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
+        } else if (k->kind == KK_ROW && cache && rl < 0) {
+            /* symbolic row: size buckets, picked at launch */
+            add_variant(k, v, &n, VK_ROW_C, 0, 32, 8, 128, "_r256");
+            add_variant(k, v, &n, VK_ROW_C, 0, 32, 32, 128, "_r1024");
+            add_variant(k, v, &n, VK_ROW_C, 0, 256, 16, 256, "_r4096");
+        }
+        add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warp");
+        add_variant(k, v, &n, VK_ROW_L, 0, 256, 0, 256, "_block");
+        add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared pieces of kernel bodies.                                     */
+
+static void emit_group_sizes(KCtx *c)
+{
+    for (int g = 0; g < c->ng; g++) {
+        Buf b = {0};
+        span_dev(c, c->gfirst[g], c->glast[g], "I", &b);
+        line(c, "const I gs%d = %s;", g, b.data);
+        buf_free(&b);
+    }
+}
+
+/* product of the sizes of the groups with gred == red (or all: red < 0) */
+static void groups_product(const KCtx *c, int red, Buf *b)
+{
+    int any = 0;
+    for (int g = 0; g < c->ng; g++)
+        if (red < 0 || c->gred[g] == red) {
+            buf_printf(b, "%sgs%d", any ? " * " : "", g);
+            any = 1;
+        }
+    if (!any)
+        buf_puts(b, "(I)1");
+}
+
+/* Declare gi<g> for the groups with gred == red (all: red < 0) from the
+ * flat index `flat` over them (outermost first). */
+static void decompose(KCtx *c, const char *flat, int red)
+{
+    int gl[IR_MAX_RANK], n = 0;
+    for (int g = 0; g < c->ng; g++)
+        if (red < 0 || c->gred[g] == red)
+            gl[n++] = g;
+    if (n == 0)
+        return;
+    if (n == 1) {
+        line(c, "const I %s = %s;", GI[gl[0]], flat);
+        c->gi[gl[0]] = GI[gl[0]];
+        return;
+    }
+    int t = c->tmp++;
+    line(c, "I t%d = %s;", t, flat);
+    for (int i = n - 1; i >= 1; i--) {
+        int g = gl[i];
+        line(c, "const I q%d_%d = fz_div<I>(t%d, gs%d, m%d, s%d);", t, g, t, g, g, g);
+        line(c, "const I %s = t%d - q%d_%d * gs%d;", GI[g], t, t, g, g);
+        line(c, "t%d = q%d_%d;", t, t, g);
+        c->gi[g] = GI[g];
+    }
+    line(c, "const I %s = t%d;", GI[gl[0]], t);
+    c->gi[gl[0]] = GI[gl[0]];
+}
+
+static int need_decompose(const KCtx *c)
+{
+    if (c->ng <= 1)
+        return 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (!acc_full(c, &c->acc[a]))
+            return 1;
+    for (int i = 0; i < c->k->noutputs; i++) {
+        Access a = {c->k->outputs[i], {0}};
+        int8_t m[IR_MAX_RANK];
+        out_map(c, c->k->outputs[i], m);
+        memcpy(a.map, m, IR_MAX_RANK);
+        if (!acc_full(c, &a))
+            return 1;
+    }
+    return 0;
+}
+
+/* body signature: common params, magic numbers of every group, extras */
+static void body_params(KCtx *c, Buf *b, const char *extra)
+{
+    common_params(c, b);
+    for (int g = 0; g < c->ng; g++)
+        buf_printf(b, ", unsigned m%d, unsigned s%d", g, g);
+    if (extra)
+        buf_puts(b, extra);
+}
+
+static void body_args(KCtx *c, Buf *b, const char *extra)
+{
+    common_args(c, b);
+    for (int g = 0; g < c->ng; g++)
+        buf_printf(b, ", m%d, s%d", g, g);
+    if (extra)
+        buf_puts(b, extra);
+}
+
+static void reset_point(KCtx *c)
+{
+    for (int g = 0; g < IR_MAX_RANK; g++)
+        c->gi[g] = NULL;
+    c->flat = NULL;
+    c->vec = 0;
+    c->rowcache = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loop kernels.                                                       */
+
+static void emit_loop_bodies(KCtx *c, int V)
+{
+    const Kernel *k = c->k;
+    Buf ps = {0};
+    body_params(c, &ps, NULL);
+    int dec = need_decompose(c);
+    /* scalar body */
+    line(c, "template <class I>");
+    line(c, "static __device__ __forceinline__ void %s_s_body(%s)", k->name, ps.data);
+    line(c, "{");
+    open_scope(c);
+    reset_point(c);
+    emit_group_sizes(c);
+    Buf n = {0};
+    groups_product(c, -1, &n);
+    line(c, "const I n = %s;", n.data);
+    line(c, "const I stride = (I)gridDim.x * blockDim.x;");
+    line(c, "for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {");
+    open_scope(c);
+    c->flat = "i";
+    if (dec)
+        decompose(c, "i", -1);
+    else if (c->ng == 1)
+        c->gi[0] = "i";
+    for (int i = 0; i < k->noutputs; i++)
+        emit_store(c, i, "I");
+    close_scope(c);
+    close_scope(c);
+    if (V > 1) {
+        /* vector body: 16-byte loads/stores of every full access */
+        reset_point(c);
+        line(c, "template <class I>");
+        line(c, "static __device__ __forceinline__ void %s_v_body(%s)", k->name, ps.data);
+        line(c, "{");
+        open_scope(c);
+        emit_group_sizes(c);
+        line(c, "const I n = %s;", n.data);
+        if (c->ng <= 1)
+            line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
+        else
+            line(c, "const I nv = n; /* the stub checked gs%d %% %d == 0 */", c->ng - 1, V);
+        line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
+        line(c, "for (I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d; i < nv; i += stride) {", V);
+        open_scope(c);
+        if (dec)
+            decompose(c, "i", -1);
+        else if (c->ng == 1)
+            c->gi[0] = "i";
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_full(c, &c->acc[a]))
+                line(c, "const fz_vec<%s, %d> va%d = *(const fz_vec<%s, %d> *)(in%d + i);",
+                     stype(c->acc[a].node->dtype), V, a, stype(c->acc[a].node->dtype), V,
+                     c->inbuf[c->acc[a].node->id]);
+        int fullout[64] = {0};
+        for (int i = 0; i < k->noutputs && i < 64; i++) {
+            Access a = {k->outputs[i], {0}};
+            int8_t m[IR_MAX_RANK];
+            out_map(c, k->outputs[i], m);
+            memcpy(a.map, m, IR_MAX_RANK);
+            fullout[i] = acc_full(c, &a);
+            if (fullout[i])
+                line(c, "fz_vec<%s, %d> vo%d;", stype(k->outputs[i]->dtype), V, i);
+        }
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < %d; j++) {", V);
+        open_scope(c);
+        c->vec = 1;
+        c->flat = "(i + j)";
+        char inner[32];
+        const char *saved = c->gi[c->ng - 1];
+        if (saved) {
+            snprintf(inner, sizeof inner, "(%s + j)", saved);
+            c->gi[c->ng - 1] = inner;
+        }
+        for (int i = 0; i < k->noutputs; i++)
+            emit_store(c, i, "I");
+        close_scope(c);
+        c->vec = 0;
+        c->gi[c->ng - 1] = saved;
+        for (int i = 0; i < k->noutputs && i < 64; i++)
+            if (fullout[i])
+                line(c, "*(fz_vec<%s, %d> *)(out%d + i) = vo%d;", stype(k->outputs[i]->dtype), V, i, i);
+        close_scope(c);
+        if (c->ng <= 1) {
+            line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
+            open_scope(c);
+            reset_point(c);
+            c->flat = "i";
+            if (c->ng == 1)
+                c->gi[0] = "i";
+            for (int i = 0; i < k->noutputs; i++)
+                emit_store(c, i, "I");
+            close_scope(c);
+        }
+        close_scope(c);
+    }
+    buf_free(&n);
+    buf_free(&ps);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reductions: the state type of each reduction value.                 */
+
+/* accumulation dtype of reduction n (compute type of its operand) */
+static DType red_acc_dtype(const IrNode *n)
+{
+    DType t = n->in[0].node->dtype;
+    if (n->op == OP_ANY || n->op == OP_ALL)
+        return DT_I32;
+    if (dtype_is_float(t))
+        return cdtype(t);
+    if (n->op == OP_MEAN || n->op == OP_VAR || n->op == OP_STD || n->op == OP_LOGSUMEXP)
+        return dtype_is_float(n->dtype) ? cdtype(n->dtype) : DT_F64;
+    return DT_I64;
+}
+
+static void red_type(const IrNode *n, Buf *b)
+{
+    const char *t = ctype(red_acc_dtype(n));
+    switch (n->op) {
+    case OP_SUM: buf_printf(b, "fz_sum<%s>", t); break;
+    case OP_MEAN: buf_printf(b, "fz_mean<%s>", t); break;
+    case OP_PROD: buf_printf(b, "fz_prod<%s>", t); break;
+    case OP_RMAX: buf_printf(b, "fz_rmax<%s>", t); break;
+    case OP_RMIN: buf_printf(b, "fz_rmin<%s>", t); break;
+    case OP_ANY: buf_puts(b, "fz_any"); break;
+    case OP_ALL: buf_puts(b, "fz_all"); break;
+    case OP_ARGMAX: buf_printf(b, "fz_argred<%s, 1>", t); break;
+    case OP_ARGMIN: buf_printf(b, "fz_argred<%s, 0>", t); break;
+    case OP_VAR: buf_printf(b, "fz_var<%s, 0>", t); break;
+    case OP_STD: buf_printf(b, "fz_var<%s, 1>", t); break;
+    case OP_LOGSUMEXP: buf_printf(b, "fz_lse<%s>", t); break;
+    default: unreachable();
+    }
+}
+
+/* the element value passed to upd, converted to the accumulation type */
+static void red_elem(const IrNode *n, const char *v, Buf *b)
+{
+    if (n->op == OP_ANY || n->op == OP_ALL)
+        buf_printf(b, "(int)((%s) != 0)", v);
+    else
+        buf_printf(b, "(%s)(%s)", ctype(red_acc_dtype(n)), v);
+}
+
+/* reduction level: 1 + the deepest reduction it depends on (in kernel) */
+static int red_level(KCtx *c, const IrNode *n, int top)
+{
+    if (c->role[n->id] != 'v')
+        return 0;
+    int l = 0;
+    for (int k = 0; k < n->nin; k++) {
+        int x = red_level(c, n->in[k].node, 0);
+        if (x > l)
+            l = x;
+    }
+    if (op_info[n->op].cls == OPC_REDUCE && !top)
+        return l + 1;
+    return l;
+}
+
+static int depends_on_red(KCtx *c, const IrNode *n)
+{
+    return red_level(c, n, 0) > 0;
+}
+
+/* Emit, at the current (row) scope, every sub-value of (n, map) that does
+ * not vary along the reduced dims, so element loops only read it. */
+static void hoist(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    if (n->op == OP_CONST || is_scalar_param(c, n))
+        return;
+    if (c->role[n->id] == 'v' && op_info[n->op].cls == OPC_REDUCE)
+        return;
+    if (!map_has_red(c, n, map)) {
+        emit_value(c, n, map);
+        return;
+    }
+    if (c->role[n->id] != 'v')
+        return;
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        operand_map(n, k, map, um);
+        hoist(c, n->in[k].node, um);
+    }
+}
+
+static void out_map_of(KCtx *c, int i, int8_t *m) { out_map(c, c->k->outputs[i], m); }
+
+static int out_is_elem(KCtx *c, int i)
+{
+    int8_t m[IR_MAX_RANK];
+    out_map_of(c, i, m);
+    return map_has_red(c, c->k->outputs[i], m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Row kernels (KK_ROW, and reductions over rows / any axes).          */
+
+/* one pass over the row's elements; `what` emits the per-element work */
+typedef void (*ElemFn)(KCtx *c, void *ctx);
+
+static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
+{
+    if (cached) {
+        line(c, "#pragma unroll");
+        line(c, "for (int k = 0; k < CAP; k++) {");
+        open_scope(c);
+        line(c, "const I r = (I)lane + (I)k * TPR;");
+        line(c, "if (r < R) {");
+        open_scope(c);
+    } else {
+        line(c, "for (I r = (I)lane; r < R; r += TPR) {");
+        open_scope(c);
+    }
+    decompose(c, "r", 1);
+    c->rowcache = cached;
+    fn(c, ctx);
+    c->rowcache = 0;
+    if (cached)
+        close_scope(c);
+    close_scope(c);
+}
+
+typedef struct RoundCtx {
+    const IrNode **reds;
+    int nreds;
+    int first;   /* first round: also writes element outputs that need no reduction */
+    int final;   /* the output pass */
+} RoundCtx;
+
+static void round_elem(KCtx *c, void *vctx)
+{
+    RoundCtx *rc = vctx;
+    for (int i = 0; i < rc->nreds; i++) {
+        const IrNode *n = rc->reds[i];
+        int8_t m[IR_MAX_RANK];
+        space_map(c, n->in[0].node, m);
+        const char *v = emit_value(c, n->in[0].node, m);
+        Buf e = {0};
+        red_elem(n, v, &e);
+        line(c, "a%d = R%d::upd(a%d, %s, (long long)r);", n->id, n->id, n->id, e.data);
+        buf_free(&e);
+    }
+    for (int i = 0; i < c->k->noutputs; i++) {
+        if (!out_is_elem(c, i))
+            continue;
+        int dep = depends_on_red(c, c->k->outputs[i]);
+        if ((rc->first && !dep) || (rc->final && dep))
+            emit_store(c, i, "I");
+    }
+}
+
+static void emit_row_body(KCtx *c, int cached)
+{
+    const Kernel *k = c->k;
+    Buf ps = {0};
+    body_params(c, &ps, NULL);
+    reset_point(c);
+    if (cached)
+        line(c, "template <class I, int TPR, int CAP, int BS>");
+    else
+        line(c, "template <class I, int TPR, int BS>");
+    line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name, cached ? "rc" : "rl", ps.data);
+    line(c, "{");
+    open_scope(c);
+    emit_group_sizes(c);
+    Buf nr = {0}, rr = {0};
+    groups_product(c, 0, &nr);
+    groups_product(c, 1, &rr);
+    line(c, "const I nrows = %s;", nr.data);
+    line(c, "const I R = %s; /* elements per row */", rr.data);
+    line(c, "const int lane = (int)(threadIdx.x %% TPR);");
+    line(c, "const I rows_per_block = BS / TPR;");
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            Buf t = {0};
+            red_type(k->values[i], &t);
+            line(c, "typedef %s R%d;", t.data, k->values[i]->id);
+            buf_free(&t);
+        }
+    line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
+            " row += (I)gridDim.x * rows_per_block) {");
+    open_scope(c);
+    decompose(c, "row", 0);
+    if (cached) {
+        /* read the row once into registers */
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_cached(c, &c->acc[a]))
+                line(c, "%s xc%d[CAP];", ctype(c->acc[a].node->dtype), a);
+        line(c, "#pragma unroll");
+        line(c, "for (int k = 0; k < CAP; k++) {");
+        open_scope(c);
+        line(c, "const I r = (I)lane + (I)k * TPR;");
+        line(c, "if (r < R) {");
+        open_scope(c);
+        decompose(c, "r", 1);
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_cached(c, &c->acc[a])) {
+                Buf off = {0}, e = {0}, cv = {0};
+                acc_offset(c, &c->acc[a], "I", &off);
+                buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
+                load_conv(&cv, c->acc[a].node->dtype, e.data);
+                line(c, "xc%d[k] = %s;", a, cv.data);
+                buf_free(&off);
+                buf_free(&e);
+                buf_free(&cv);
+            }
+        close_scope(c);
+        line(c, "else {");
+        open_scope(c);
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_cached(c, &c->acc[a]))
+                line(c, "xc%d[k] = 0;", a);
+        close_scope(c);
+        close_scope(c);
+    }
+    /* reductions in dependency rounds */
+    int maxl = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            int l = red_level(c, k->values[i], 1) + 1;
+            if (l > maxl)
+                maxl = l;
+        }
+    const IrNode *reds[64];
+    for (int L = 1; L <= maxl; L++) {
+        RoundCtx rc = {reds, 0, L == 1, 0};
+        for (int i = 0; i < k->nvalues; i++)
+            if (op_info[k->values[i]->op].cls == OPC_REDUCE && red_level(c, k->values[i], 1) + 1 == L &&
+                rc.nreds < 64)
+                reds[rc.nreds++] = k->values[i];
+        line(c, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
+        for (int i = 0; i < rc.nreds; i++) {
+            int8_t m[IR_MAX_RANK];
+            space_map(c, reds[i]->in[0].node, m);
+            hoist(c, reds[i]->in[0].node, m);
+            line(c, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+        }
+        row_elem_loop(c, cached, round_elem, &rc);
+        for (int i = 0; i < rc.nreds; i++) {
+            int id = reds[i]->id;
+            line(c, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
+                    " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
+            Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
+            line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)R);", ctype(reds[i]->dtype), in->name,
+                 ctype(reds[i]->dtype), id, id);
+            int vi = value_index(c, reds[i]);
+            if (vi >= 0 && vi < 64)
+                c->reduced_val[vi] = in->name;
+        }
+    }
+    /* the outputs: per element (a last pass) and per row (lane 0) */
+    int has_elem_final = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        if (out_is_elem(c, i) && (depends_on_red(c, k->outputs[i]) || maxl == 0)) {
+            int8_t m[IR_MAX_RANK];
+            out_map_of(c, i, m);
+            hoist(c, k->outputs[i], m);
+            has_elem_final = 1;
+        }
+    if (has_elem_final) {
+        RoundCtx rc = {reds, 0, maxl == 0, 1};
+        line(c, "/* write the row */");
+        row_elem_loop(c, cached, round_elem, &rc);
+    }
+    int has_row_out = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        has_row_out |= !out_is_elem(c, i);
+    if (has_row_out) {
+        line(c, "if (lane == 0) {");
+        open_scope(c);
+        for (int i = 0; i < k->noutputs; i++)
+            if (!out_is_elem(c, i))
+                emit_store(c, i, "I");
+        close_scope(c);
+    }
+    close_scope(c);
+    close_scope(c);
+    for (int i = 0; i < 64; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&nr);
+    buf_free(&rr);
+    buf_free(&ps);
+}
+
+/* ------------------------------------------------------------------ */
+/* Full reductions: one launch, last block combines.                   */
+
+enum { SCALAR_MAX_BLOCKS = 1024, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
+
+static void emit_scalar_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    Buf ps = {0};
+    body_params(c, &ps, ", unsigned char *scratch");
+    reset_point(c);
+    line(c, "template <class I, int BS>");
+    line(c, "static __device__ __forceinline__ void %s_body(%s)", k->name, ps.data);
+    line(c, "{");
+    open_scope(c);
+    emit_group_sizes(c);
+    Buf n = {0};
+    groups_product(c, -1, &n);
+    line(c, "const I n = %s;", n.data);
+    const IrNode *reds[64];
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            red_type(v, &t);
+            line(c, "typedef %s R%d;", t.data, v->id);
+            line(c, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
+            buf_free(&t);
+        }
+    line(c, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
+    open_scope(c);
+    c->flat = "i";
+    if (need_decompose(c))
+        decompose(c, "i", -1);
+    else if (c->ng == 1)
+        c->gi[0] = "i";
+    RoundCtx rc = {reds, nreds, 1, 0};
+    /* r is the index inside the reduced range: here the flat index */
+    line(c, "const I r = i;");
+    round_elem(c, &rc);
+    close_scope(c);
+    reset_point(c);
+    line(c, "/* block partials, then the last block combines them in block order */");
+    line(c, "__shared__ int fz_last;");
+    line(c, "unsigned *counter = (unsigned *)scratch;");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        line(c, "R%d::S *part%d = (R%d::S *)(scratch + %d + %d * %d);", id, id, id, SCALAR_HEAD,
+             i * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
+        line(c, "if (threadIdx.x == 0)");
+        line(c, "    part%d[blockIdx.x] = a%d;", id, id);
+    }
+    line(c, "__threadfence();");
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    fz_last = atomicAdd(counter, 1u) == gridDim.x - 1;");
+    line(c, "__syncthreads();");
+    line(c, "if (!fz_last)");
+    line(c, "    return;");
+    line(c, "__threadfence();");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = R%d::init();", id, id);
+        line(c, "for (unsigned b = threadIdx.x; b < gridDim.x; b += BS)");
+        line(c, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + b));", id, id, id, id, id);
+        line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+    }
+    line(c, "if (threadIdx.x == 0) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
+        line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)n);", ctype(reds[i]->dtype), in->name,
+             ctype(reds[i]->dtype), id, id);
+        int vi = value_index(c, reds[i]);
+        if (vi >= 0 && vi < 64)
+            c->reduced_val[vi] = in->name;
+    }
+    for (int i = 0; i < k->noutputs; i++)
+        if (!out_is_elem(c, i))
+            emit_store(c, i, "I");
+    line(c, "*counter = 0u; /* ready for the next call */");
+    close_scope(c);
+    close_scope(c);
+    for (int i = 0; i < 64; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&n);
+    buf_free(&ps);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points.                                                       */
+
+static void emit_wrappers(KCtx *c, const Variant *v, int nv)
+{
+    Buf ps = {0}, as = {0};
+    int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
+    body_params(c, &ps, scalar ? ", unsigned char *scratch" : NULL);
+    body_args(c, &as, scalar ? ", scratch" : NULL);
+    for (int i = 0; i < nv; i++) {
+        const char *I = v[i].i64 ? "long long" : "int";
+        line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
+        line(c, "{");
+        switch (v[i].kind) {
+        case VK_LOOP_S: line(c, "    %s_s_body<%s>(%s);", c->k->name, I, as.data); break;
+        case VK_LOOP_V: line(c, "    %s_v_body<%s>(%s);", c->k->name, I, as.data); break;
+        case VK_ROW_C:
+            line(c, "    %s_rc_body<%s, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, as.data);
+            break;
+        case VK_ROW_L:
+            line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
+            break;
+        case VK_SCALAR: line(c, "    %s_body<%s, %d>(%s);", c->k->name, I, v[i].bs, as.data); break;
+        }
+        line(c, "}");
+    }
+    buf_free(&ps);
+    buf_free(&as);
+}
+
+void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+{
+    for (int i = 0; preamble[i]; i++)
+        buf_puts(out, preamble[i]);
+    for (int p = 0; p < nplans; p++) {
+        const Plan *pl = plans[p];
+        for (int ki = 0; ki < pl->nkernels; ki++) {
+            KCtx c;
+            kctx_init(&c, pl->fn, &pl->kernels[ki], o, out);
+            Variant v[MAX_VARIANTS];
+            int nv = plan_variants(&c, v);
+            buf_putc(out, '\n');
+            kernel_comment(&c);
+            const Kernel *k = c.k;
+            if (k->kind == KK_LOOP)
+                emit_loop_bodies(&c, loop_vec_width(&c));
+            else if (!is_row_scheme(k))
+                emit_scalar_body(&c);
+            else {
+                int cached = 0;
+                for (int i = 0; i < nv; i++)
+                    cached |= v[i].kind == VK_ROW_C;
+                if (cached)
+                    emit_row_body(&c, 1);
+                emit_row_body(&c, 0);
+            }
+            emit_wrappers(&c, v, nv);
+            if (c.ind != 0)
+                ICE("unbalanced indentation in a generated kernel");
+            kctx_free(&c);
+        }
+    }
+}
+
+void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+{
+    int first = 1;
+    for (int p = 0; p < nplans; p++)
+        for (int ki = 0; ki < plans[p]->nkernels; ki++) {
+            KCtx c;
+            Buf dummy = {0};
+            kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
+            Variant v[MAX_VARIANTS];
+            int nv = plan_variants(&c, v);
+            for (int i = 0; i < nv; i++) {
+                buf_printf(out, "%s\"%s\"", first ? "" : ", ", v[i].name);
+                first = 0;
+            }
+            kctx_free(&c);
+            buf_free(&dummy);
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* Launch stubs (host code, valid C11 and CUDA C++).                   */
+
+static void host_group_sizes(KCtx *c, Buf *b)
+{
+    for (int g = 0; g < c->ng; g++) {
+        Buf s = {0};
+        span_host(c, c->gfirst[g], c->glast[g], &s);
+        buf_printf(b, "    const int64_t gs%d = %s;\n", g, s.data);
+        buf_printf(b, "    unsigned m%d, s%d;\n", g, g);
+        buf_printf(b, "    fzk_magic(gs%d, &m%d, &s%d);\n", g, g, g);
+        buf_free(&s);
+    }
+}
+
+static void host_product(const KCtx *c, int red, Buf *b)
+{
+    int any = 0;
+    for (int g = 0; g < c->ng; g++)
+        if (red < 0 || c->gred[g] == red) {
+            buf_printf(b, "%sgs%d", any ? " * " : "", g);
+            any = 1;
+        }
+    if (!any)
+        buf_puts(b, "(int64_t)1");
+}
+
+static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
+                        const char *block)
+{
+    buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, args);\n", indent, kidx, v->name,
+               grid, block);
+}
+
+static int find_variant(const Variant *v, int nv, VariantKind kind, int i64, const char *suffix_has)
+{
+    for (int i = 0; i < nv; i++)
+        if (v[i].kind == kind && v[i].i64 == i64 && (!suffix_has || strstr(v[i].name, suffix_has)))
+            return i;
+    return -1;
+}
+
+static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        nreds += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    buf_printf(b, "\n/* launch %s */\n", k->name);
+    buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
+    if (scalar)
+        buf_printf(b, "    return %d + (size_t)%d * %d; /* ticket counter, then partials */\n", SCALAR_HEAD,
+                   nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
+    else
+        buf_puts(b, "    return 0;\n");
+    buf_puts(b, "}\n");
+    buf_printf(b,
+               "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
+               "        void *scratch, int sm_count, fusert_stream stream)\n{\n",
+               k->name);
+    Buf decl = {0}, args = {0};
+    host_common_args(c, &decl, &args);
+    buf_puts(b, decl.data);
+    buf_puts(b, "    (void)bufs;\n    (void)scalars;\n    (void)dims;\n    (void)scratch;\n");
+    host_group_sizes(c, b);
+    for (int g = 0; g < c->ng; g++)
+        buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
+    if (scalar) {
+        buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
+        buf_puts(&args, ", (void *)&scr");
+    }
+    buf_printf(b, "    void *args[] = {%s};\n", args.data);
+    buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
+    Buf n = {0};
+    if (k->kind == KK_LOOP) {
+        int V = loop_vec_width(c);
+        host_product(c, -1, &n);
+        buf_printf(b, "    const int64_t n = %s;\n", n.data);
+        buf_puts(b, "    if (n == 0)\n        return FUSERT_SUCCESS;\n");
+        if (V > 1) {
+            buf_printf(b, "    int vec = 1; /* 16-byte accesses need aligned pointers%s */\n",
+                       c->ng > 1 ? " and whole vectors per row" : "");
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_full(c, &c->acc[a]))
+                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                               V * dtype_size(c->acc[a].node->dtype));
+            for (int i = 0; i < k->noutputs; i++) {
+                Access a = {k->outputs[i], {0}};
+                out_map(c, k->outputs[i], a.map);
+                if (acc_full(c, &a))
+                    buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
+                               V * dtype_size(k->outputs[i]->dtype));
+            }
+            if (c->ng > 1)
+                buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+            buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
+        } else {
+            buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
+        }
+        buf_puts(b, "    int64_t blocks = (n + per * 256 - 1) / (per * 256);\n");
+        buf_puts(b, "    if (blocks > (int64_t)sm_count * 64)\n        blocks = (int64_t)sm_count * 64;\n");
+        buf_puts(b, "    const int big = n + blocks * 256 * per >= (int64_t)2147483647;\n");
+        buf_puts(b, "    (void)vec;\n");
+        int vi = find_variant(v, nv, VK_LOOP_V, 0, NULL), vl = find_variant(v, nv, VK_LOOP_V, 1, NULL);
+        int si = find_variant(v, nv, VK_LOOP_S, 0, NULL), sl = find_variant(v, nv, VK_LOOP_S, 1, NULL);
+        if (vi >= 0) {
+            buf_puts(b, "    if (vec && !big)\n");
+            host_launch(b, "        ", base + vi, &v[vi], "(unsigned)blocks", "256");
+            buf_puts(b, "    if (vec)\n");
+            host_launch(b, "        ", base + vl, &v[vl], "(unsigned)blocks", "256");
+        }
+        buf_puts(b, "    if (!big)\n");
+        host_launch(b, "        ", base + si, &v[si], "(unsigned)blocks", "256");
+        host_launch(b, "    ", base + sl, &v[sl], "(unsigned)blocks", "256");
+    } else if (scalar) {
+        host_product(c, -1, &n);
+        buf_printf(b, "    const int64_t n = %s;\n", n.data);
+        buf_printf(b, "    if (!scratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                      "\"%s: no scratch buffer\");\n", k->name);
+        buf_puts(b, "    int64_t blocks = (n + 511) / 512;\n");
+        buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
+                      "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
+                   SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
+        buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
+        host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
+        host_launch(b, "    ", base + 1, &v[1], "(unsigned)blocks", "512");
+    } else {
+        Buf r = {0};
+        host_product(c, 0, &n);
+        host_product(c, 1, &r);
+        buf_printf(b, "    const int64_t nrows = %s;\n", n.data);
+        buf_printf(b, "    const int64_t rlen = %s; /* elements per row */\n", r.data);
+        buf_puts(b, "    if (nrows == 0)\n        return FUSERT_SUCCESS;\n");
+        buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
+                    " || nrows >= (int64_t)2147483647 / 4;\n");
+        buf_puts(b, "    int64_t blocks;\n");
+        /* cached variants first, smallest bucket that holds the row */
+        for (int i = 0; i < nv; i++)
+            if (v[i].kind == VK_ROW_C) {
+                int rpb = v[i].bs / v[i].tpr;
+                buf_printf(b, "    if (!big && rlen <= %d) {\n", v[i].tpr * v[i].cap);
+                buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
+                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", v[i].bs == 128 ? "128" : v[i].bs == 256 ? "256" : "512");
+                buf_puts(b, "    }\n");
+            }
+        int w = find_variant(v, nv, VK_ROW_L, 0, "_warp"), bl = find_variant(v, nv, VK_ROW_L, 0, "_block"),
+            bl64 = find_variant(v, nv, VK_ROW_L, 1, "_block");
+        buf_puts(b, "    if (!big && rlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n");
+        buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+        buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+        host_launch(b, "        ", base + w, &v[w], "(unsigned)blocks", "128");
+        buf_puts(b, "    }\n");
+        buf_puts(b, "    blocks = nrows;\n");
+        buf_puts(b, "    if (blocks > (int64_t)sm_count * 16)\n        blocks = (int64_t)sm_count * 16;\n");
+        buf_puts(b, "    if (!big)\n");
+        host_launch(b, "        ", base + bl, &v[bl], "(unsigned)blocks", "256");
+        host_launch(b, "    ", base + bl64, &v[bl64], "(unsigned)blocks", "256");
+        buf_free(&r);
+    }
+    buf_puts(b, "}\n");
+    buf_free(&n);
+    buf_free(&decl);
+    buf_free(&args);
+}
+
+void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+{
+    buf_puts(out,
+             "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
+             " * (fz_udiv in the kernels); unused by the int64 variants. */\n"
+             "static inline void fzk_magic(int64_t d, unsigned *m, unsigned *s)\n"
+             "{\n"
+             "    unsigned sh = 0;\n"
+             "    if (d < 1 || d >= (int64_t)2147483647) {\n"
+             "        *m = 0;\n"
+             "        *s = 0;\n"
+             "        return;\n"
+             "    }\n"
+             "    while (((int64_t)1 << sh) < d)\n"
+             "        sh++;\n"
+             "    *s = sh;\n"
+             "    *m = (unsigned)(((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d) / (uint64_t)d + 1);\n"
+             "}\n");
+    int base = 0;
+    for (int p = 0; p < nplans; p++)
+        for (int ki = 0; ki < plans[p]->nkernels; ki++) {
+            KCtx c;
+            Buf dummy = {0};
+            kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
+            Variant v[MAX_VARIANTS];
+            int nv = plan_variants(&c, v);
+            emit_launcher(&c, v, nv, base, out);
+            base += nv;
+            kctx_free(&c);
+            buf_free(&dummy);
+        }
+}
