@@ -920,6 +920,27 @@ static int cond_has(const Buf *cond, const char *c)
     return 0;
 }
 
+/* When kernel k has something to write: NULL always, "0" never, else a C
+ * condition "(dims[0] != 0) || (...)" over its outputs' dims. */
+static const char *launch_cond(Arena *a, const Kernel *kn)
+{
+    Buf cond = {0};
+    if (kn->noutputs == 0)
+        return NULL;
+    for (int i = 0; i < kn->noutputs; i++) {
+        const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
+        if (!c) {
+            buf_free(&cond);
+            return NULL;
+        }
+        if (strcmp(c, "0") != 0 && !cond_has(&cond, c))
+            buf_printf(&cond, "%s(%s)", cond.len ? " || " : "", c);
+    }
+    const char *r = cond.len ? arena_strndup(a, cond.data, cond.len) : "0";
+    buf_free(&cond);
+    return r;
+}
+
 static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -941,6 +962,26 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "(void)sm;");
     emit_line(e, "if (st != FUSERT_SUCCESS)");
     emit_line(e, "    return st;");
+    /* with nothing to write, nothing is allocated, zeroed or launched */
+    {
+        Buf any = {0};
+        int always = p->nkernels == 0;
+        for (int k = 0; k < p->nkernels && !always; k++) {
+            const Kernel *kn = &p->kernels[k];
+            if (!launch_cond(a, kn))
+                always = 1;
+            for (int i = 0; i < kn->noutputs && !always; i++) {
+                const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
+                if (c && strcmp(c, "0") != 0 && !cond_has(&any, c))
+                    buf_printf(&any, "%s(%s)", any.len ? " || " : "", c);
+            }
+        }
+        if (!always) {
+            emit_line(e, "if (!(%s))", any.len ? any.data : "0");
+            emit_line(e, "    return FUSERT_SUCCESS; /* every output is empty */");
+        }
+        buf_free(&any);
+    }
     emit_line(e, "need = %s_layout(dims, off);", fi->name);
     emit_line(e, "if (need == SIZE_MAX)");
     emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
@@ -975,9 +1016,9 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     }
     for (int k = 0; k < p->nkernels; k++) {
         const Kernel *kn = &p->kernels[k];
-        Buf list = {0}, cond = {0};
+        Buf list = {0};
         const char *sep = "";
-        int always = 0;
+        const char *cond = launch_cond(a, kn);
         for (int i = 0; i < kn->ninputs; i++) {
             if (is_scalar_param(f, storage_of(kn->inputs[i])))
                 continue;
@@ -992,11 +1033,6 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
             else
                 put_buffer(&list, fi, kn->outputs[i], 1);
             sep = ", ";
-            const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
-            if (!c)
-                always = 1;
-            else if (strcmp(c, "0") != 0 && !cond_has(&cond, c))
-                buf_printf(&cond, "%s(%s)", cond.len ? " || " : "", c);
         }
         int line = 0, col;
         if (kn->loc.file >= 0)
@@ -1020,20 +1056,19 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         else
             emit_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
         buf_free(&what);
-        if (always || kn->noutputs == 0)
+        if (!cond)
             emit_open(e, "if (st == FUSERT_SUCCESS) {");
-        else if (cond.len && !strstr(cond.data, " || ")) /* one alternative: its own parens do */
-            emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && %.*s) {", (int)cond.len, cond.data));
-        else if (cond.len)
-            emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%.*s)) {", (int)cond.len, cond.data));
-        else
+        else if (strcmp(cond, "0") == 0)
             emit_open(e, "if (0) { /* every output is empty */");
+        else if (!strstr(cond, " || ")) /* one alternative: its own parens do */
+            emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && %s) {", cond));
+        else
+            emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
         emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
         emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), sm, stream);", kn->name,
                   fi->ninter + 1 + k);
         emit_close(e, "}");
         buf_free(&list);
-        buf_free(&cond);
     }
     emit_open(e, "if (owned) {");
     emit_line(e, "fusert_status st2 = fusec_free(\"%s\", block, stream);", f->name);

@@ -1,0 +1,89 @@
+/* fake_fusert.c -- a stand-in for libfusert that needs no GPU, for the host
+ * tests: it implements what generated nvrtc-target code calls, on host
+ * memory, and prints one line per call so a test can FileCheck the order
+ * of allocations, zero-fills, launches and frees.  Device pointers are only
+ * passed around by the host code, never dereferenced, so host memory does. */
+#include "fusert.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char last_message[1024];
+
+const char *fusert_status_name(fusert_status s)
+{
+    static const char *const names[] = {
+        "FUSERT_SUCCESS", "FUSERT_ERROR_INVALID_VALUE", "FUSERT_ERROR_NULL_POINTER",
+        "FUSERT_ERROR_SHAPE_MISMATCH", "FUSERT_ERROR_NO_DEVICE", "FUSERT_ERROR_COMPILE",
+        "FUSERT_ERROR_OUT_OF_MEMORY", "FUSERT_ERROR_LAUNCH", "FUSERT_ERROR_CUDA",
+        "FUSERT_ERROR_CACHE", "FUSERT_ERROR_WORKSPACE_TOO_SMALL",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *fusert_last_error(void) { return last_message; }
+void fusert_clear_error(void) { last_message[0] = 0; }
+
+fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
+{
+    if (index < 0 || index >= p->nkernels)
+        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "fake: kernel index %d of %d", index,
+                                p->nkernels);
+    if (!p->source || !p->source[0])
+        return fusert_set_error(FUSERT_ERROR_COMPILE, "fake: empty source");
+    *fn = (void *)p->kernels[index];
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared_bytes,
+                            fusert_stream stream, void **params)
+{
+    (void)stream;
+    printf("fake: launch %s grid %u %u %u block %u %u %u%s\n", (const char *)fn, gx, gy, gz, bx,
+           by, bz, params ? "" : " (no params)");
+    (void)shared_bytes;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bx * by * bz > 1024)
+        return fusert_set_error(FUSERT_ERROR_LAUNCH, "fake: bad launch shape");
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_device_sm_count(int *count)
+{
+    *count = 132;
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
+{
+    (void)stream;
+    *ptr = aligned_alloc(256, (bytes + 255) / 256 * 256);
+    printf("fake: alloc %zu\n", bytes);
+    return *ptr ? FUSERT_SUCCESS : fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "fake: oom");
+}
+
+fusert_status fusert_free_async(void *ptr, fusert_stream stream)
+{
+    (void)stream;
+    free(ptr);
+    printf("fake: free\n");
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_stream stream)
+{
+    (void)stream;
+    memset(ptr, value, bytes);
+    printf("fake: memset %zu\n", bytes);
+    return FUSERT_SUCCESS;
+}
