@@ -62,9 +62,15 @@ int main(int argc, char **argv)
     *(void **)&stream_sync = dlsym(drv, "cuStreamSynchronize");
     *(void **)&stream_create = dlsym(drv, "cuStreamCreate");
 
+    /* driver and context start-up (once per process: not the JIT's cost) */
+    int sms = 0;
+    double t0 = now_ms();
+    CHECK(fusert_device_sm_count(&sms) == FUSERT_SUCCESS && sms > 0, "sm count %d", sms);
+    printf("driver start-up %.1f ms; multiprocessors: %d\n", now_ms() - t0, sms);
+
     /* first use: compile (or load from the cache) */
     void *fill = NULL, *scale = NULL;
-    double t0 = now_ms();
+    t0 = now_ms();
     fusert_status s = fusert_program_kernel(&prog, 0, &fill);
     double first_ms = now_ms() - t0;
     CHECK(s == FUSERT_SUCCESS && fill, "program_kernel: %s", fusert_status_name(s));
@@ -76,19 +82,26 @@ int main(int argc, char **argv)
         printf("cached kernel ready in %.3f ms (target < 1 ms)\n", first_ms);
         CHECK(st.hits == 1 && st.compiles == 0, "expected a cache hit: hits %llu compiles %llu",
               (unsigned long long)st.hits, (unsigned long long)st.compiles);
-        CHECK(first_ms < 20, "a cached kernel took %.3f ms", first_ms);
+        CHECK(first_ms < 5, "a cached kernel took %.3f ms", first_ms);
     } else {
         printf("cold compile + load in %.1f ms (target < 50 ms; NVRTC alone %.1f ms)\n", first_ms,
                st.compile_ms_total);
+        /* NVRTC's own one-time start-up is in the figure above; a second
+         * module shows the steady cost of a cold compile */
+        setenv("FUSERT_CACHE_DISABLE", "1", 1);
+        void *cubin = NULL;
+        size_t size = 0;
+        t0 = now_ms();
+        CHECK(fusert_compile("second", "extern \"C\" __global__ void k2(float *y) { y[threadIdx.x] *= 2.0f; }\n",
+                             NULL, &cubin, &size) == FUSERT_SUCCESS, "second compile");
+        printf("cold compile of a second module: %.1f ms\n", now_ms() - t0);
+        free(cubin);
+        unsetenv("FUSERT_CACHE_DISABLE");
     }
     t0 = now_ms();
     CHECK(fusert_program_kernel(&prog, 1, &scale) == FUSERT_SUCCESS && scale, "second kernel");
     double again = now_ms() - t0;
     CHECK(again < 1.0, "an already loaded kernel took %.3f ms", again);
-
-    int sms = 0;
-    CHECK(fusert_device_sm_count(&sms) == FUSERT_SUCCESS && sms > 0, "sm count %d", sms);
-    printf("multiprocessors: %d\n", sms);
 
     /* fill_iota then scale_add on the default stream */
     long n = 1000003;
