@@ -262,9 +262,9 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
     for (int i = 0; i < f->nnodes; i++) {
         IrNode *n = f->nodes[i];
-        if (!g->lvl[i] || is_leaf(n))
+        if (!g->lvl[i] || n->op == OP_PARAM)
             continue;
-        lv[i] |= g->lvl[i];
+        lv[i] |= g->lvl[i]; /* a constant result is a value too */
         for (int j = 0; j < n->nin; j++) {
             IrNode *o = n->in[j].node;
             if (o->op == OP_CONST)
@@ -763,10 +763,15 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
     for (int r = 0; r < f->nresults; r++) {
         IrNode *n = f->results[r].node;
         if (n && is_leaf(n)) {
+            int seen = 0; /* the same leaf twice: one group writes both */
+            for (int q = 0; q < r; q++)
+                seen |= f->results[q].node == n;
+            if (seen)
+                continue;
             Group *g = own_group(&c, n);
             if (n->op == OP_CONST)
                 g->lvl[n->id] = FL_ELEM;
-            group_write(&c, g, n, r);
+            write_results(&c, g, n, 0);
         }
     }
     for (int i = f->nnodes - 1; i >= 0; i--) {
@@ -807,6 +812,75 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
     return p;
 }
 
+/* The plan's promises to the emitters (fusion.h), checked on every plan:
+ * a broken one is a bug in this file, never in the input. */
+static void verify(const Plan *p)
+{
+    const IrFunc *f = p->fn;
+    int *writer = calloc((size_t)f->nnodes + 1, sizeof(int));
+    if (!writer)
+        fatal_oom();
+    for (int i = 0; i < f->nnodes; i++)
+        writer[i] = -1;
+    for (int ki = 0; ki < p->nkernels; ki++) {
+        const Kernel *k = &p->kernels[ki];
+        uint8_t *here = calloc((size_t)f->nnodes + 1, 1);
+        if (!here)
+            fatal_oom();
+        for (int i = 0; i < k->nvalues; i++)
+            here[k->values[i]->id] = 1;
+        for (int i = 0; i < k->ninputs; i++) {
+            const IrNode *in = k->inputs[i];
+            if (here[in->id] || is_scalar_param(f, in))
+                ICE("plan: an input is also a value, or a scalar");
+            if (in->op != OP_PARAM && (writer[in->id] < 0 || writer[in->id] >= ki))
+                ICE("plan: a kernel reads a value no earlier kernel writes");
+            here[in->id] = 2;
+        }
+        for (int i = 0; i < k->nvalues; i++) {
+            const IrNode *v = k->values[i];
+            if (v->op == OP_PARAM || !k->level[i])
+                ICE("plan: a param among the values, or a value without a level");
+            if (is_reduce(v) && (k->kind == KK_LOOP || !ir_shape_eq(&v->in[0].node->shape, &k->space) ||
+                                 v->axes != k->reduce_axes))
+                ICE("plan: a reduction that does not match its kernel");
+            for (int j = 0; j < v->nin; j++) {
+                const IrNode *o = v->in[j].node;
+                if (!here[o->id] && o->op != OP_CONST && !is_scalar_param(f, o))
+                    ICE("plan: an operand that is neither computed nor read");
+            }
+        }
+        if (k->kind == KK_ROW && k->layout != RL_ROWS)
+            ICE("plan: a row kernel not over rows");
+        for (int i = 0; i < k->noutputs; i++) {
+            const IrNode *o = k->outputs[i];
+            int r = k->out_result[i];
+            if (r >= f->nresults || (r >= 0 && f->results[r].node != o) ||
+                (!here[o->id] && !is_scalar_param(f, o)))
+                ICE("plan: an output that is not what it claims");
+            if (writer[o->id] >= 0 && writer[o->id] != ki)
+                ICE("plan: a value written by two kernels");
+            writer[o->id] = ki;
+            if (ir_shape_eq(&o->shape, &k->space))
+                continue;
+            IrShape rs = reduced_shape(&k->space, k->reduce_axes);
+            IrShape os = squeeze_ones(&o->shape, &k->space, k->reduce_axes);
+            if (k->kind == KK_LOOP || !ir_shape_eq(&rs, &os))
+                ICE("plan: an output of the wrong shape for its kernel");
+        }
+        free(here);
+    }
+    for (int r = 0; r < f->nresults; r++) {
+        int found = 0;
+        for (int ki = 0; ki < p->nkernels; ki++)
+            for (int i = 0; i < p->kernels[ki].noutputs; i++)
+                found |= p->kernels[ki].out_result[i] == r;
+        if (!found)
+            ICE("plan: a result that no kernel writes");
+    }
+    free(writer);
+}
+
 static void check_contract(const Plan *p, const FusionOptions *opt, int *ok)
 {
     const IrFunc *f = p->fn;
@@ -835,6 +909,7 @@ Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt)
         p = build(a, f, opt, 1);
     if (!p)
         ICE("no acyclic kernel order");
+    verify(p);
     int ok;
     check_contract(p, opt, &ok);
     return ok ? p : NULL;

@@ -22,7 +22,8 @@
  *          the index of the fn result it is (IrFunc.results), or -1 for an
  *          intermediate (a buffer from Plan.intermediates).  A node that is
  *          two results is listed twice.  An output may be an input (a param
- *          returned as a result: a copy) -- then it is not in values.
+ *          returned as a result: a copy) -- then it is not in values --
+ *          or a scalar param (fill the result with its value).
  *          Buffers for an input node: a tensor param's pointer; a result
  *          node's result buffer (the first result naming it); otherwise its
  *          intermediate buffer.

@@ -530,6 +530,97 @@ static void test_reports(void)
     free(buf);
 }
 
+/* ---- random graphs: every plan keeps the promises of fusion.h ------------- */
+
+static unsigned rng = 12345u;
+static unsigned rnd(unsigned n)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 16) % n;
+}
+
+/* can a and b broadcast together (right aligned, equal or static 1)? */
+static int bcast_ok(const IrShape *a, const IrShape *b)
+{
+    int r = a->rank < b->rank ? a->rank : b->rank;
+    for (int i = 1; i <= r; i++) {
+        IrDim x = a->dims[a->rank - i], y = b->dims[b->rank - i];
+        if (!ir_dim_eq(x, y) && !ir_dim_is_one(x) && !ir_dim_is_one(y))
+            return 0;
+    }
+    return 1;
+}
+
+static void random_fn(int seed, int nops, int nres)
+{
+    char *name = arena_printf(&arena, "rand%d", seed);
+    begin(name);
+    IrNode *pool[64];
+    int n = 0;
+    IrDim M = rnd(2) ? sym("M") : lit(64 << rnd(10));
+    pool[n++] = param("x", shp(2, sym("N"), M, lit(0)));
+    pool[n++] = param("y", shp(2, sym("N"), M, lit(0)));
+    pool[n++] = param("b", shp(1, M, lit(0), lit(0)));
+    pool[n++] = param("c", shp(1, sym("N"), lit(0), lit(0)));
+    pool[n++] = param("s", shp(0, lit(0), lit(0), lit(0)));
+    static const OpKind unops[] = {OP_EXP, OP_ABS, OP_TANH, OP_NEG, OP_SQRT};
+    static const OpKind binops[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX2};
+    static const OpKind redops[] = {OP_SUM, OP_RMAX, OP_MEAN, OP_VAR, OP_ARGMAX};
+    while (n < nops && n < 60) {
+        IrNode *a = pool[rnd((unsigned)n)];
+        switch (rnd(6)) {
+        case 0:
+            pool[n++] = un(unops[rnd(5)], a);
+            break;
+        case 1: case 2: {
+            IrNode *b = rnd(4) ? pool[rnd((unsigned)n)] : cnst(0.5);
+            if (bcast_ok(&a->shape, &b->shape))
+                pool[n++] = bin(binops[rnd(5)], a, b);
+            break;
+        }
+        case 3: case 4:
+            if (a->shape.rank >= 1) {
+                uint8_t axes = a->shape.rank == 1 ? 1 : (uint8_t)(1 + rnd(3));
+                pool[n++] = red(redops[rnd(5)], a, axes, (int)rnd(2));
+            }
+            break;
+        default:
+            if (a->shape.rank == 1)
+                pool[n++] = unsqueeze(a, (int)rnd(2));
+            break;
+        }
+    }
+    for (int r = 0; r < nres; r++)
+        result(arena_printf(&arena, "r%d", r), pool[n - 1 - (int)rnd((unsigned)(n < 6 ? n : 6))]);
+    ir_count_uses(F);
+    for (int mode = 0; mode < 4; mode++) {
+        FusionOptions o = {mode == 3, mode == 1 ? 16 : mode == 2 ? 40 : 128, -1};
+        if (getenv("FUSION_DEBUG"))
+            fprintf(stderr, "%s mode %d\n", cur, mode);
+        if (getenv("FUSION_DUMP") && strcmp(cur, getenv("FUSION_DUMP")) == 0) {
+            ir_print_func(stderr, F);
+            Plan *d = fuse_plan(&arena, F, &o);
+            fuse_print_text(stderr, &d, 1);
+        }
+        Plan *p = fuse_plan(&arena, F, &o); /* ICEs (exit 70) on a broken promise */
+        CHECK(p != NULL);
+        if (p && mode == 3) {
+            int ops = 0;
+            for (int i = 0; i < F->nnodes; i++)
+                ops += op_info[F->nodes[i]->op].cls != OPC_LEAF &&
+                       op_info[F->nodes[i]->op].cls != OPC_VIEW;
+            CHECK(p->nkernels >= ops);
+        }
+    }
+}
+
+static void test_random(void)
+{
+    int count = getenv("FUSION_RANDOM") ? atoi(getenv("FUSION_RANDOM")) : 400;
+    for (int i = 0; i < count; i++)
+        random_fn(i, 8 + (int)rnd(20), 1 + (int)rnd(3));
+}
+
 int main(void)
 {
     test_sum_abs();
@@ -550,6 +641,7 @@ int main(void)
     test_recompute();
     test_contract();
     test_reports();
+    test_random();
     arena_free_all(&arena);
     if (failures)
         fprintf(stderr, "test_fusion: %d failure(s)\n", failures);
