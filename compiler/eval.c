@@ -136,7 +136,15 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
             if (!npy_read(e->value, p->dtype, &in[pi], err, sizeof err)) {
                 diag_error(LOC_NONE, "--input %s: %s", e->name, err);
                 ok = 0;
-            } else if (in[pi].rank == p->shape.rank) {
+            } else if (in[pi].dtype != p->dtype) {
+                diag_error(LOC_NONE, "input for param '%s' has dtype %s, but the param is %s", p->name,
+                           dtype_name(in[pi].dtype), dtype_name(p->dtype));
+                ok = 0;
+            } else if (in[pi].rank != p->shape.rank) {
+                diag_error(LOC_NONE, "input for param '%s' has rank %d, but the param has rank %d", p->name,
+                           in[pi].rank, p->shape.rank);
+                ok = 0;
+            } else {
                 for (int d = 0; d < p->shape.rank; d++) {
                     IrDim pd = p->shape.dims[d];
                     if (pd.size < 0 && pd.sym >= 0 && sym[pd.sym] < 0)
