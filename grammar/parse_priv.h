@@ -52,8 +52,9 @@ typedef struct ParseCtx {
     uint32_t prev_end;   /* end of the token before the current lookahead */
     uint32_t cur_end;    /* end of the current lookahead */
     int prev_tok, cur_tok; /* their token kinds (parser.h), for messages */
-    Bracket open[PARSE_MAX_NEST + 1];
+    Bracket open[PARSE_MAX_NEST + 8];
     int nopen;
+    int nparen;          /* '(' and '[' among them: the nesting limit */
     int cur_popped;      /* the lookahead closed the bracket on top */
     int in_results;      /* between '->' and '{': names there are results */
     int errors;          /* errors reported while parsing this file */

@@ -412,12 +412,20 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     Loc look_loc = *yypcontext_location(ctx);
     Loc at = look_loc;
 
-    /* A missing token belongs right after the previous one when the
-     * lookahead sits on a later line (or is the end of the file). */
+    /* A token on a later line that starts something new (a statement, a
+     * fn, a closer, the end of the file) suggests that the line before it
+     * was left incomplete: the error then points right after that line's
+     * last token.  Any other token is itself the mistake. */
+    char ch = 0;
+    int closer = look != YYSYMBOL_YYEOF && is_closer(look, &ch);
     int later_line = look == YYSYMBOL_YYEOF;
     for (uint32_t i = ps->prev_end; i < look_loc.begin && i < ps->len; i++)
         later_line |= ps->text[i] == '\n';
-    if (later_line && ps->prev_tok != 0)
+    int starts_new = look == YYSYMBOL_YYEOF || look == YYSYMBOL_NAME ||
+                     look == YYSYMBOL_RETURN || look == YYSYMBOL_FN ||
+                     look == YYSYMBOL_IMPORT || is_char(look, '@') || closer;
+    int moved = later_line && starts_new && ps->prev_tok != 0;
+    if (moved)
         at = (Loc){look_loc.file, ps->prev_end, ps->prev_end};
 
     /* The innermost bracket still open before the lookahead: a closer that
@@ -426,8 +434,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     if (top >= 0 && (is_char(look, '(') || is_char(look, '[') || is_char(look, '{')) &&
         ps->open[top].loc.begin == look_loc.begin)
         top--;
-    char ch = 0;
-    int closer = look != YYSYMBOL_YYEOF && is_closer(look, &ch);
     if (closer && ps->cur_popped)
         top = -1; /* the lookahead closed it: not a missing closer */
 
@@ -436,7 +442,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
         int outer = 0;
         for (int i = 0; closer && i < top; i++)
             outer |= ps->open[i].ch == opener_of(ch);
-        if (later_line || outer) {
+        if (moved || (look == YYSYMBOL_YYEOF) || outer) {
             Bracket *b = &ps->open[top];
             int l, c;
             parse_error(ps, at, "expected '%c'", closer_of(b->ch));
@@ -458,7 +464,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     /* c. */
     char buf[512], fbuf[64];
     const char *msg = expected_words(ps, exp, n, buf, sizeof buf);
-    if (later_line)
+    if (moved || look == YYSYMBOL_YYEOF)
         parse_error(ps, at, "%s", msg);
     else
         parse_error(ps, at, "%s, found %s", msg, found_words(ps, look, look_loc, fbuf, sizeof fbuf));
