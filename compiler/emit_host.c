@@ -1256,9 +1256,17 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
     emit_line(&e, "%s", "");
     if (cuda) {
         emit_line(&e, "/* ==== kernels ==== */");
+        emit_line(&e, "/* Not every module uses every helper of the kernel preamble: no warning");
+        emit_line(&e, " * #177 (declared but never referenced) for the kernels' part. */");
+        emit_line(&e, "#if defined(__NVCC__)");
+        emit_line(&e, "#pragma nv_diag_suppress 177");
+        emit_line(&e, "#endif");
         buf_write(out, kernels.data ? kernels.data : "", kernels.len);
         if (kernels.len && kernels.data[kernels.len - 1] != '\n')
             buf_putc(out, '\n');
+        emit_line(&e, "#if defined(__NVCC__)");
+        emit_line(&e, "#pragma nv_diag_default 177");
+        emit_line(&e, "#endif");
         emit_line(&e, "%s", "");
         emit_cuda_support(&e, names.data, o->module);
     } else {
