@@ -1122,25 +1122,47 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->tpr = tpr;
     x->cap = cap;
     x->bs = bs;
-    snprintf(x->name, sizeof x->name, "%s%s%s", k->name, suffix, i64 ? "_i64" : "");
+    snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
+static int need_decompose(const KCtx *c);
+
+/* Do the row scheme's indices need divisions (several kept or reduced groups)? */
+static int row_needs_div(const KCtx *c)
+{
+    int nk = 0, nr = 0;
+    for (int g = 0; g < c->ng; g++) {
+        if (c->gred[g])
+            nr++;
+        else
+            nk++;
+    }
+    return nk > 1 || nr > 1;
+}
+
+/* Few variants keep the NVRTC compile short: int64 indices are used
+ * wherever they cost no division (a flat index or one group per segment);
+ * an int32 variant exists only where magic-number division pays. */
 static int plan_variants(const KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
     int n = 0;
     if (k->kind == KK_LOOP) {
-        if (loop_vec_width(c) > 1) {
-            add_variant(k, v, &n, VK_LOOP_V, 0, 0, 0, 256, "_v");
-            add_variant(k, v, &n, VK_LOOP_V, 1, 0, 0, 256, "_v");
-        }
-        add_variant(k, v, &n, VK_LOOP_S, 0, 0, 0, 256, "_s");
-        add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s");
+        int dec = need_decompose(c);
+        if (loop_vec_width(c) > 1)
+            add_variant(k, v, &n, VK_LOOP_V, !dec, 0, 0, 256, "_v");
+        add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
+        if (dec)
+            add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
     } else if (!is_row_scheme(k)) {
-        add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
-        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
+        if (need_decompose(c)) {
+            add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
+            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_i64");
+        } else
+            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
     } else {
         int64_t rl = static_row_len(c);
+        int i64 = !row_needs_div(c);
         int cache = 0;
         for (int a = 0; a < c->nacc; a++)
             cache |= acc_cached(c, &c->acc[a]);
@@ -1150,15 +1172,13 @@ static int plan_variants(const KCtx *c, Variant *v)
             int cap = (int)((rl + tpr - 1) / tpr);
             if (cap < 1)
                 cap = 1;
-            add_variant(k, v, &n, VK_ROW_C, 0, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
+            add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
         } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: size buckets, picked at launch */
-            add_variant(k, v, &n, VK_ROW_C, 0, 32, 8, 128, "_r256");
-            add_variant(k, v, &n, VK_ROW_C, 0, 32, 32, 128, "_r1024");
-            add_variant(k, v, &n, VK_ROW_C, 0, 256, 16, 256, "_r4096");
+            /* symbolic row: on chip up to 1024 elements, picked at launch */
+            add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
+        } else if (k->kind == KK_REDUCE) {
+            add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
-        add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warp");
-        add_variant(k, v, &n, VK_ROW_L, 0, 256, 0, 256, "_block");
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
     }
     return n;
@@ -1862,14 +1882,6 @@ static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, 
                grid, block);
 }
 
-static int find_variant(const Variant *v, int nv, VariantKind kind, int i64, const char *suffix_has)
-{
-    for (int i = 0; i < nv; i++)
-        if (v[i].kind == kind && v[i].i64 == i64 && (!suffix_has || strstr(v[i].name, suffix_has)))
-            return i;
-    return -1;
-}
-
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -1932,17 +1944,16 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(b, "    if (blocks > (int64_t)sm_count * 64)\n        blocks = (int64_t)sm_count * 64;\n");
         buf_puts(b, "    const int big = n + blocks * 256 * per >= (int64_t)2147483647;\n");
         buf_puts(b, "    (void)vec;\n");
-        int vi = find_variant(v, nv, VK_LOOP_V, 0, NULL), vl = find_variant(v, nv, VK_LOOP_V, 1, NULL);
-        int si = find_variant(v, nv, VK_LOOP_S, 0, NULL), sl = find_variant(v, nv, VK_LOOP_S, 1, NULL);
-        if (vi >= 0) {
-            buf_puts(b, "    if (vec && !big)\n");
-            host_launch(b, "        ", base + vi, &v[vi], "(unsigned)blocks", "256");
-            buf_puts(b, "    if (vec)\n");
-            host_launch(b, "        ", base + vl, &v[vl], "(unsigned)blocks", "256");
+        for (int i = 0; i < nv; i++) {
+            if (v[i].kind == VK_LOOP_V && v[i].i64)
+                buf_puts(b, "    if (vec)\n");
+            else if (v[i].kind == VK_LOOP_V)
+                buf_puts(b, "    if (vec && !big)\n");
+            else if (!v[i].i64)
+                buf_puts(b, "    if (!big)\n");
+            int last = i == nv - 1;
+            host_launch(b, last ? "    " : "        ", base + i, &v[i], "(unsigned)blocks", "256");
         }
-        buf_puts(b, "    if (!big)\n");
-        host_launch(b, "        ", base + si, &v[si], "(unsigned)blocks", "256");
-        host_launch(b, "    ", base + sl, &v[sl], "(unsigned)blocks", "256");
     } else if (scalar) {
         host_product(c, -1, &n);
         buf_printf(b, "    const int64_t n = %s;\n", n.data);
@@ -1952,9 +1963,11 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
                       "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
                    SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
-        buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
-        host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
-        host_launch(b, "    ", base + 1, &v[1], "(unsigned)blocks", "512");
+        if (nv > 1) {
+            buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
+            host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
+        }
+        host_launch(b, "    ", base + nv - 1, &v[nv - 1], "(unsigned)blocks", "512");
     } else {
         Buf r = {0};
         host_product(c, 0, &n);
@@ -1965,28 +1978,29 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
                     " || nrows >= (int64_t)2147483647 / 4;\n");
         buf_puts(b, "    int64_t blocks;\n");
-        /* cached variants first, smallest bucket that holds the row */
-        for (int i = 0; i < nv; i++)
+        /* on-chip variants first, then warp per row, then block per row */
+        for (int i = 0; i < nv; i++) {
+            const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                buf_printf(b, "    if (!big && rlen <= %d) {\n", v[i].tpr * v[i].cap);
+                buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
-                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
-                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", v[i].bs == 128 ? "128" : v[i].bs == 256 ? "256" : "512");
-                buf_puts(b, "    }\n");
+            } else if (v[i].tpr == 32) {
+                buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
+                buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+            } else {
+                /* the last resort: any row length, int64 indices */
+                buf_puts(b, "    blocks = nrows;\n");
+                buf_puts(b, "    if (blocks > (int64_t)sm_count * 32)\n        blocks = (int64_t)sm_count * 32;\n");
+                host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
+                continue;
             }
-        int w = find_variant(v, nv, VK_ROW_L, 0, "_warp"), bl = find_variant(v, nv, VK_ROW_L, 0, "_block"),
-            bl64 = find_variant(v, nv, VK_ROW_L, 1, "_block");
-        buf_puts(b, "    if (!big && rlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n");
-        buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
-        buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
-        host_launch(b, "        ", base + w, &v[w], "(unsigned)blocks", "128");
-        buf_puts(b, "    }\n");
-        buf_puts(b, "    blocks = nrows;\n");
-        buf_puts(b, "    if (blocks > (int64_t)sm_count * 16)\n        blocks = (int64_t)sm_count * 16;\n");
-        buf_puts(b, "    if (!big)\n");
-        host_launch(b, "        ", base + bl, &v[bl], "(unsigned)blocks", "256");
-        host_launch(b, "    ", base + bl64, &v[bl64], "(unsigned)blocks", "256");
+            buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+            char bs[16];
+            snprintf(bs, sizeof bs, "%d", v[i].bs);
+            host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
+            buf_puts(b, "    }\n");
+        }
         buf_free(&r);
     }
     buf_puts(b, "}\n");
