@@ -49,6 +49,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/fusecConfig.cmake
 
 # pkg-config for the runtime: `cc prog.c $(pkg-config --cflags --libs fusert)`.
 if(TARGET fusert OR TARGET fusert_static)
+  # Relocatable: the prefix is found from where fusert.pc lies (pkg-config's
+  # pcfiledir), so `cmake --install --prefix P` and moved trees both work.
+  file(RELATIVE_PATH FUSEC_PC_UP "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+  string(REGEX REPLACE "/$" "" FUSEC_PC_UP "${FUSEC_PC_UP}")
+  set(FUSEC_PC_PREFIX "\${pcfiledir}/${FUSEC_PC_UP}")
   if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
     set(FUSEC_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
   else()

@@ -11,8 +11,9 @@
 set -euo pipefail
 
 # flex/bison: the grammar; llvm-14-tools: lit and FileCheck; valgrind: the memcheck
-# pass of tools/test.sh; pkg-config: checks fusert.pc.
-PKGS=(flex bison llvm-14-tools cmake gcc make python3 valgrind pkg-config)
+# pass of tools/test.sh; pkg-config: checks fusert.pc; ninja-build: the depfile
+# test runs with both CMake generators.
+PKGS=(flex bison llvm-14-tools cmake gcc make python3 valgrind pkg-config ninja-build)
 
 check_only=0
 [[ "${1:-}" == "--check" ]] && check_only=1
