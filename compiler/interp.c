@@ -412,11 +412,31 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
     const DType dt = n->dtype;
     const int int_node = dtype_is_int(dt) && op != OP_CAST;
     const int cast_wrap = op == OP_CAST && dtype_is_int(dt) && !dtype_is_float(idt);
+    /* flat: each operand either has the output's layout or is one value
+     * (the common case), so its offset is i or 0 and the odometer idles */
+    int64_t os[IR_MAX_RANK], fs[3] = {0, 0, 0};
+    int flat = 1;
+    tensor_strides(R, dims, os, NULL);
+    for (int k = 0; k < n->nin; k++) {
+        int same = 1, none = 1;
+        for (int d = 0; d < R; d++) {
+            if (dims[d] <= 1)
+                continue;
+            same &= str[k][d] == os[d];
+            none &= str[k][d] == 0;
+        }
+        fs[k] = same && !none ? 1 : 0;
+        flat &= same || none;
+    }
     int64_t idx[IR_MAX_RANK] = {0};
     double a[3] = {0, 0, 0};
     for (int64_t i = 0; i < out->numel; i++) {
-        for (int k = 0; k < n->nin; k++)
-            a[k] = in[k]->data[off[k]];
+        if (flat)
+            for (int k = 0; k < n->nin; k++)
+                a[k] = in[k]->data[fs[k] * i];
+        else
+            for (int k = 0; k < n->nin; k++)
+                a[k] = in[k]->data[off[k]];
         double v;
         int divzero = 0;
         if (op == OP_CONST) {
@@ -433,7 +453,7 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
             return fail(r, "integer %s by zero%s", op == OP_DIV ? "division" : "remainder", loc);
         }
         out->data[i] = round_to_dtype(v, dt);
-        for (int d = R - 1; d >= 0; d--) {
+        for (int d = flat ? -1 : R - 1; d >= 0; d--) {
             for (int k = 0; k < n->nin; k++)
                 off[k] += str[k][d];
             if (++idx[d] < dims[d])
