@@ -72,6 +72,7 @@ typedef struct Sema {
     FnInfo **calls; /* the inlining stack, for recursion chains */
     int ncalls, capcalls;
     IrFunc *f;      /* the entry point being built */
+    int *define_used; /* per -D: some fn has that dim */
 } Sema;
 
 typedef enum { V_ERR, V_NODE, V_LIT } ValKind;
@@ -716,6 +717,7 @@ static IrDim entry_dim(Sema *S, Frame *fr, const AstDim *d)
     IrDim nd = {-1, k};
     for (int i = 0; i < S->opt->ndefines; i++)
         if (strcmp(S->opt->defines[i].name, d->name) == 0) {
+            S->define_used[i] = 1;
             nd.size = S->opt->defines[i].size;
             S->f->sym_static[k] = nd.size;
         }
@@ -1739,6 +1741,7 @@ IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt)
     S.a = a;
     S.opt = opt ? opt : &defaults;
     S.mod = ARENA_NEW(a, IrModule);
+    S.define_used = ARENA_ARRAY(a, int, S.opt->ndefines ? S.opt->ndefines : 1);
     int before = diag_error_count();
     const char *path = main_file->path ? main_file->path : "-";
     const char *canon = strcmp(path, "-") == 0 ? "<stdin>" : canonical(a, path);
@@ -1754,6 +1757,16 @@ IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt)
         if (f)
             ARENA_PUSH(a, S.mod->fns, S.mod->nfns, S.capmodfns, f);
     }
+    /* imported fns that no entry point called are still checked (like a
+     * header a C compiler reads), so a library's errors show up at once;
+     * their IR is discarded */
+    for (int i = 0; i < S.nfns; i++)
+        if (!S.fns[i].is_main && !S.fns[i].errored && !S.fns[i].warned)
+            build_entry(&S, &S.fns[i]);
+    for (int d = 0; d < S.opt->ndefines; d++)
+        if (!S.define_used || !S.define_used[d])
+            diag_warning(LOC_NONE, "-D %s=%lld names no dim of any fn", S.opt->defines[d].name,
+                         (long long)S.opt->defines[d].size);
     if (diag_error_count() != before)
         return NULL;
     return S.mod;
