@@ -65,8 +65,12 @@ static void param_type(const IrFunc *f, const IrParam *p, Buf *b)
 /* A number for a scalar: decimal/float syntax, or true/false. */
 static int parse_number(const char *s, double *out)
 {
-    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
-        *out = s[0] == 't';
+    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0) {
+        *out = 1;
+        return 1;
+    }
+    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0) {
+        *out = 0;
         return 1;
     }
     if (!*s)
@@ -216,7 +220,7 @@ static void put_value(Buf *b, double v, DType t)
  * spaces; at most EVAL_MAX_PRINT values, then "...". */
 static void print_result(Buf *b, const IrResult *r, const Tensor *t)
 {
-    buf_printf(b, "%s: %s", r->name, dtype_name(t->dtype));
+    buf_printf(b, "%s: %s", r->name ? r->name : "result", dtype_name(t->dtype));
     if (t->rank) {
         buf_putc(b, '[');
         for (int d = 0; d < t->rank; d++)
