@@ -21,6 +21,6 @@ build/fusec --emit=fusion "$input"
 step "translate: build/fusec $input -o build/$name.cu"
 build/fusec "$input" -o "build/$name.cu"
 step "the host API in build/$name.h"
-sed -n '/^\(fusert_status\|size_t\|int\) /,/;/p' "build/$name.h"
+awk '/^(fusert_status|size_t|int) / { on = 1 } on { print } /;/ { on = 0 }' "build/$name.h"
 echo
 echo "wrote build/$name.cu and build/$name.h (compile with nvcc, link with libfusert)"
