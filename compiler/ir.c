@@ -490,24 +490,65 @@ static int same_node(const IrNode *a, const IrNode *b)
     return a->axes == b->axes && a->keepdims == b->keepdims && a->axis == b->axis;
 }
 
-/* repl[id]: the node that replaces node id (itself if kept). */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* A hash of everything same_node compares, so CSE is linear on average. */
+static uint64_t node_hash(const IrNode *n)
+{
+    uint64_t h = mix((uint64_t)n->op, (uint64_t)n->dtype);
+    h = mix(h, (uint64_t)n->shape.rank);
+    for (int d = 0; d < n->shape.rank; d++)
+        h = mix(mix(h, (uint64_t)n->shape.dims[d].size), (uint64_t)(n->shape.dims[d].sym + 1));
+    for (int k = 0; k < n->nin; k++)
+        h = mix(mix(h, (uint64_t)n->in[k].node->id), n->in[k].bcast);
+    h = mix(mix(mix(h, n->axes), (uint64_t)n->keepdims), (uint64_t)n->axis);
+    if (n->op == OP_CONST) {
+        double c = n->cval == 0 ? 0.0 * (signbit(n->cval) ? -1 : 1) : n->cval;
+        uint64_t bits;
+        memcpy(&bits, &c, sizeof bits);
+        h = mix(mix(h, (uint64_t)n->ival), isnan(c) ? 1 : bits);
+    }
+    return h;
+}
+
+/* repl[id]: the node that replaces node id (itself if kept).  Nodes are
+ * visited in order, so operands are already replaced when a node is
+ * hashed; the table holds indices of kept nodes (open addressing). */
 static void cse(IrFunc *f, IrNode **repl)
 {
+    size_t cap = 16;
+    while (cap < (size_t)f->nnodes * 2)
+        cap <<= 1;
+    int *table = malloc(sizeof(int) * cap);
+    if (!table)
+        fatal_oom();
+    for (size_t i = 0; i < cap; i++)
+        table[i] = -1;
     for (int i = 0; i < f->nnodes; i++) {
         IrNode *n = f->nodes[i];
         for (int k = 0; k < n->nin; k++)
             n->in[k].node = repl[n->in[k].node->id];
         repl[i] = n;
-        for (int j = 0; j < i; j++) {
-            IrNode *m = f->nodes[j];
-            if (repl[j] == m && same_node(m, n)) {
+        if (n->op == OP_PARAM)
+            continue;
+        size_t slot = (size_t)node_hash(n) & (cap - 1);
+        for (; table[slot] >= 0; slot = (slot + 1) & (cap - 1)) {
+            IrNode *m = f->nodes[table[slot]];
+            if (same_node(m, n)) {
                 repl[i] = m;
                 if (!m->name)
                     m->name = n->name;
                 break;
             }
         }
+        if (repl[i] == n)
+            table[slot] = i;
     }
+    free(table);
     for (int r = 0; r < f->nresults; r++)
         if (f->results[r].node)
             f->results[r].node = repl[f->results[r].node->id];

@@ -100,6 +100,7 @@ typedef struct Binding {
     Loc loc;
     int role;
     int used;
+    int next;    /* next binding in the same hash bucket, or -1 */
 } Binding;
 
 typedef struct ResType {
@@ -118,10 +119,11 @@ typedef struct Frame {
     int ndims, capdims;
     Binding *vars;
     int nvars, capvars;
+    int *buckets; /* name hash -> first binding index, or -1 */
+    unsigned nbuckets;
     ResType *res;
     int nres;
     int stmt;     /* index of the statement being checked */
-    int entry;    /* symbols not yet bound become IrFunc syms */
 } Frame;
 
 static Val val_err(void) { return (Val){.kind = V_ERR, .loc = LOC_NONE}; }
@@ -500,9 +502,8 @@ static DType val_dtype(Val v) { return v.kind == V_NODE ? v.n->dtype : default_d
 
 static int is_reduction(Val v) { return v.kind == V_NODE && op_info[v.n->op].cls == OPC_REDUCE; }
 
-static int broadcast2(Sema *S, const IrShape *a, const IrShape *b, IrShape *out, int *bad_a, int *bad_b)
+static int broadcast2(const IrShape *a, const IrShape *b, IrShape *out, int *bad_a, int *bad_b)
 {
-    (void)S;
     int R = a->rank > b->rank ? a->rank : b->rank;
     out->rank = R;
     for (int d = R - 1; d >= 0; d--) {
@@ -539,7 +540,7 @@ static int broadcast_vals(Sema *S, Val *v, int n, Loc whole, IrShape *out)
         int ba = 0, bb = 0;
         IrShape next;
         const IrShape *s = val_shape(v[i]);
-        if (broadcast2(S, &cur, s, &next, &ba, &bb)) {
+        if (broadcast2(&cur, s, &next, &ba, &bb)) {
             cur = next;
             if (s->rank >= cur.rank)
                 curv = v[i];
@@ -574,12 +575,42 @@ static int broadcast_vals(Sema *S, Val *v, int n, Loc whole, IrShape *out)
  * Names are single-assignment; using one before its definition or
  * reassigning it is an error; value names and fn names live apart. */
 
+static unsigned name_hash(const char *s)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Names of one frame hash into buckets sized for the fn's body, so long
+ * programs stay linear. */
+static void frame_init(Sema *S, Frame *fr, FnInfo *fi)
+{
+    unsigned want = (unsigned)(fi->fn->nbody + fi->fn->nparams + fi->fn->nresults) * 2u, n = 16;
+    while (n < want && n < (1u << 20))
+        n <<= 1;
+    fr->fi = fi;
+    fr->nbuckets = n;
+    fr->buckets = ARENA_ARRAY(S->a, int, n);
+    for (unsigned i = 0; i < n; i++)
+        fr->buckets[i] = -1;
+}
+
 static Binding *lookup(Frame *fr, const char *name)
 {
-    for (int i = 0; i < fr->nvars; i++)
+    for (int i = fr->buckets[name_hash(name) & (fr->nbuckets - 1)]; i >= 0; i = fr->vars[i].next)
         if (strcmp(fr->vars[i].name, name) == 0)
             return &fr->vars[i];
     return NULL;
+}
+
+static void add_binding(Sema *S, Frame *fr, Binding b)
+{
+    unsigned h = name_hash(b.name) & (fr->nbuckets - 1);
+    b.next = fr->buckets[h];
+    fr->buckets[h] = fr->nvars;
+    ARENA_PUSH(S->a, fr->vars, fr->nvars, fr->capvars, b);
 }
 
 static ResType *find_result(Frame *fr, const char *name)
@@ -639,8 +670,8 @@ static void bind(Sema *S, Frame *fr, const char *name, Loc loc, Val v)
     }
     if (v.kind == V_NODE && !v.n->name)
         v.n->name = name;
-    Binding b = {name, v, loc, role, 0};
-    ARENA_PUSH(S->a, fr->vars, fr->nvars, fr->capvars, b);
+    Binding b = {name, v, loc, role, 0, -1};
+    add_binding(S, fr, b);
 }
 
 /* A name is used: report unknown names with a "did you mean" and names
@@ -1552,7 +1583,7 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
             return 0;
         }
     Frame cf = {0};
-    cf.fi = fi;
+    frame_init(S, &cf, fi);
     int ok = 1;
     Val *pv = ARENA_ARRAY(S->a, Val, fn->nparams ? fn->nparams : 1);
     for (int i = 0; i < fn->nparams && ok; i++) {
@@ -1617,8 +1648,8 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
         return 0;
     }
     for (int i = 0; i < fn->nparams; i++) {
-        Binding b = {fn->params[i].name, pv[i], fn->params[i].loc, ROLE_PARAM, 0};
-        ARENA_PUSH(S->a, cf.vars, cf.nvars, cf.capvars, b);
+        Binding b = {fn->params[i].name, pv[i], fn->params[i].loc, ROLE_PARAM, 0, -1};
+        add_binding(S, &cf, b);
     }
     int before = diag_error_count();
     fi->active = 1;
@@ -1670,8 +1701,7 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
     int before = diag_error_count();
     apply_attrs(S, fn, f);
     Frame fr = {0};
-    fr.fi = fi;
-    fr.entry = 1;
+    frame_init(S, &fr, fi);
     f->nparams = fn->nparams;
     f->params = ARENA_ARRAY(S->a, IrParam, fn->nparams ? fn->nparams : 1);
     for (int i = 0; i < fn->nparams; i++) {
@@ -1706,8 +1736,8 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
         n->param = i;
         n->name = p->name;
         ip->node = n;
-        Binding b = {p->name, val_node(n, p->loc), p->loc, ROLE_PARAM, 0};
-        ARENA_PUSH(S->a, fr.vars, fr.nvars, fr.capvars, b);
+        Binding b = {p->name, val_node(n, p->loc), p->loc, ROLE_PARAM, 0, -1};
+        add_binding(S, &fr, b);
     }
     int unbound = 0;
     resolve_results(S, &fr, &unbound);
