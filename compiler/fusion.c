@@ -54,7 +54,13 @@ typedef struct Ctx {
     int nrej, caprej;
     IrNode ***users; /* per node: the nodes that use it (each once) */
     int *nusers;
+    int *cost;       /* per node: elementwise ops to recompute it from
+                        params, constants and reductions (capped) */
 } Ctx;
+
+/* An elementwise value needed by several kernels is recomputed by each of
+ * them when it costs at most this many ops; a dearer one is stored once. */
+#define FUSE_RECOMPUTE_MAX 8
 
 static int is_reduce(const IrNode *n) { return op_info[n->op].cls == OPC_REDUCE; }
 static int is_leaf(const IrNode *n) { return op_info[n->op].cls == OPC_LEAF; }
@@ -180,16 +186,19 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
 int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
 {
     int nv = k->nvalues;
-    /* position of each value; liveness of values and inputs in that walk */
-    int live_max = 0, accs = 0;
-    int *first = calloc((size_t)f->nnodes, sizeof(int));
-    int *last = calloc((size_t)f->nnodes, sizeof(int));
-    if (!first || !last)
+    int accs = 0;
+    /* first and last position (in values) where each node is defined or read */
+    int *first = malloc(sizeof(int) * (size_t)(f->nnodes + 1));
+    int *last = malloc(sizeof(int) * (size_t)(f->nnodes + 1));
+    int *din = calloc((size_t)nv + 2, sizeof(int)), *dout = calloc((size_t)nv + 2, sizeof(int));
+    uint8_t *isval = calloc((size_t)f->nnodes + 1, 1);
+    if (!first || !last || !din || !dout || !isval)
         fatal_oom();
     for (int i = 0; i < f->nnodes; i++)
         first[i] = -1;
     for (int i = 0; i < nv; i++) {
         IrNode *v = k->values[i];
+        isval[v->id] = 1;
         if (first[v->id] < 0)
             first[v->id] = i;
         last[v->id] = i;
@@ -204,29 +213,38 @@ int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
     }
     /* at value i: live-in (read here, defined earlier) and live-out
      * (defined up to here, read later, plus value i itself); an input is
-     * "defined" when first read, so it counts as live-in there */
-    for (int i = 0; i < nv; i++) {
-        int in = 0, out = 1;
-        for (int id = 0; id < f->nnodes; id++) {
-            IrNode *n = f->nodes[id];
-            if (first[id] < 0 || n->op == OP_CONST || is_view(n) || is_scalar_param(f, n) ||
-                n == k->values[i])
-                continue;
-            int def = first[id], val = k->values[def] == n; /* a value: defined at def */
-            if ((val ? def < i : def <= i) && i <= last[id])
-                in++;
-            if (def <= i && i < last[id])
-                out++;
+     * "defined" when first read, so it counts as live-in there.  Counted
+     * with difference arrays over the positions. */
+    for (int id = 0; id < f->nnodes; id++) {
+        IrNode *n = f->nodes[id];
+        if (first[id] < 0 || n->op == OP_CONST || is_view(n) || is_scalar_param(f, n))
+            continue;
+        int lo_in = isval[id] ? first[id] + 1 : first[id];
+        if (lo_in <= last[id]) {
+            din[lo_in]++;
+            din[last[id] + 1]--;
         }
+        if (first[id] < last[id]) {
+            dout[first[id]]++;
+            dout[last[id]]--;
+        }
+    }
+    int live_max = nv ? 0 : 1, in = 0, out = 0; /* a copy kernel moves one value */
+    for (int i = 0; i < nv; i++) {
+        in += din[i];
+        out += dout[i];
+        /* value i itself is live-out; if it also reads later it is in out */
+        int o = out + (first[k->values[i]->id] == i && last[k->values[i]->id] > i ? 0 : 1);
         if (in > live_max)
             live_max = in;
-        if (out > live_max)
-            live_max = out;
+        if (o > live_max)
+            live_max = o;
     }
     free(first);
     free(last);
-    if (nv == 0)
-        live_max = 1; /* a copy kernel moves one value */
+    free(din);
+    free(dout);
+    free(isval);
     int width = k->kind == KK_ROW ? 1 : 4;
     int est = 16 + 2 * (k->ninputs + k->noutputs) + width * live_max + accs;
     if (k->kind == KK_ROW) {
@@ -570,6 +588,19 @@ static void place(Ctx *c, IrNode *n)
         }
         return;
     }
+    if (nuser_groups > 1 && c->cost[n->id] > FUSE_RECOMPUTE_MAX) {
+        IrNode *u = NULL;
+        for (int gi = ngroups - 1; gi >= 0 && !u; gi--) /* a user in another kernel */
+            if (!c->g[gi]->dead && c->g[gi] != single)
+                use_level(c, c->g[gi], n, &u);
+        if (!u)
+            use_level(c, single, n, &u);
+        reject(c, n, u, "recompute",
+               arena_printf(c->a, "%%%d is needed by %d kernels and costs %d ops to recompute: "
+                            "stored once instead", n->id, nuser_groups, c->cost[n->id]));
+        write_results(c, own_group(c, n), n, 1);
+        return;
+    }
     Group *writer = NULL;
     for (int gi = 0; gi < ngroups; gi++) {
         IrNode *u;
@@ -647,12 +678,12 @@ static int sideways_ok(const Group *a, const Group *b)
 
 static void merge_sideways(Ctx *c)
 {
+    uint8_t *dep = dependencies(c); /* recomputed after each merge only */
     for (int i = 0; i < c->ng; i++) {
         for (int j = i + 1; j < c->ng; j++) {
             Group *a = c->g[i], *b = c->g[j];
             if (a->dead || b->dead || !sideways_ok(a, b))
                 continue;
-            uint8_t *dep = dependencies(c);
             if (dep[i * c->ng + j] || dep[j * c->ng + i])
                 continue;
             Group save = *a;
@@ -680,6 +711,7 @@ static void merge_sideways(Ctx *c)
                 continue;
             }
             b->dead = 1;
+            dep = dependencies(c);
         }
     }
 }
@@ -758,6 +790,16 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
             if (!seen)
                 ARENA_PUSH(a, c.users[o->id], c.nusers[o->id], capu[o->id], n);
         }
+    }
+    c.cost = ARENA_ARRAY(a, int, f->nnodes ? f->nnodes : 1);
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        if (is_leaf(n) || is_reduce(n))
+            continue;
+        int64_t k = is_view(n) ? 0 : 1;
+        for (int j = 0; j < n->nin; j++)
+            k += c.cost[n->in[j].node->id];
+        c.cost[i] = k > 1000000 ? 1000000 : (int)k;
     }
     /* results that are leaves: a param is copied, a constant is filled */
     for (int r = 0; r < f->nresults; r++) {
