@@ -145,6 +145,11 @@ typedef struct FnInfo {
     const char *file;      /* basename of its source file */
 } FnInfo;
 
+/* Names a C identifier from .fuse must not take.  .fuse identifiers follow
+ * C's rules, so the only clashes are keywords (C and C++: the header is
+ * included from both), a few library macros, and the parameters and locals
+ * of the generated functions themselves (a param named `stream` would
+ * shadow the stream argument).  The fusec_ prefix is ours. */
 static const char *const reserved[] = {
     /* C and C++ keywords an identifier of .fuse could spell */
     "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
@@ -213,12 +218,16 @@ static int inter_of(const FnInfo *fi, const IrNode *n)
     return -1;
 }
 
+/* Scalar params reach kernels through `scalars`, never through `bufs`
+ * (fusion.h): a kernel input that is one is skipped when packing bufs. */
 static int is_scalar_param(const IrFunc *f, const IrNode *n)
 {
     return n->op == OP_PARAM && n->param >= 0 && n->param < f->nparams &&
            !f->params[n->param].is_tensor;
 }
 
+/* Record n as a value that needs a buffer of its own in the block: not a
+ * param (the caller's pointer), not a result (the caller's buffer). */
 static void add_inter(Arena *a, FnInfo *fi, IrNode *n)
 {
     n = storage_of(n);
@@ -227,6 +236,9 @@ static void add_inter(Arena *a, FnInfo *fi, IrNode *n)
     ARENA_PUSH(a, fi->inter, fi->ninter, fi->capinter, n);
 }
 
+/* Everything emit_* needs to know about one fn, computed once: C names,
+ * the packed-buffer index of each tensor param, the intermediates, and the
+ * source line for comments (basename only: byte-stable across checkouts). */
 static void fn_info(Arena *a, const Plan *p, FnInfo *fi)
 {
     const IrFunc *f = p->fn;
@@ -455,6 +467,9 @@ static const char *dim_params(Arena *a, const FnInfo *fi, int with_names_only)
 
 /* ---- the header ------------------------------------------------------------ */
 
+/* The doc comment above a fn's declarations: what a caller must know to
+ * call it right without reading the .fuse file -- every argument's dtype,
+ * shape and C type, defaults, which dims are passed, the packed layout. */
 static void header_fn_doc(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -506,6 +521,8 @@ static void header_fn_doc(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, " */");
 }
 
+/* The header: include-guarded, usable from C99+ and C++ (extern "C"), and
+ * self-contained apart from fusert.h (fusert_status, fusert_stream). */
 void emit_header(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     Arena a = {0};
@@ -573,6 +590,9 @@ void emit_header(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 
 /* src as adjacent C string literals, one per source line (split further
  * when long), escaped so that no trigraph or non-ASCII byte survives. */
+/* Why the care: gcc -std=c11 honours trigraphs ("??=" would become '#'),
+ * non-ASCII bytes would depend on the compiler's source charset, and long
+ * lines hit translation limits.  Readers still see the kernel line by line. */
 static void put_c_string(Buf *out, const char *src, size_t len)
 {
     size_t i = 0;
@@ -610,6 +630,9 @@ static void put_c_string(Buf *out, const char *src, size_t len)
 
 /* ---- the target support block ------------------------------------------------ */
 
+/* Saturating size arithmetic and block carving, shared by both targets.
+ * Every helper is static and may be unused in a given module, hence
+ * FUSEC_MAYBE_UNUSED (generated code must compile under -Werror). */
 static void emit_common_helpers(Emitter *e)
 {
     emit_line(e, "#if defined(__GNUC__)");
@@ -637,12 +660,16 @@ static void emit_common_helpers(Emitter *e)
     emit_close(e, "}");
 }
 
-static void emit_cuda_support(Emitter *e, const char *names, const char *module)
+/* The cuda target's FUSEC_LAUNCH and helpers over the CUDA runtime.  Each
+ * CUDA error is cleared (cudaGetLastError) once reported, so that it does
+ * not resurface in the caller's next CUDA call, and becomes a fusert status
+ * with a message naming the fn or kernel. */
+static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const char *module)
 {
     emit_line(e, "/* ==== host support: the CUDA runtime ==== */");
     emit_line(e, "%s", "");
     emit_line(e, "/* Kernel names in K_INDEX order, for messages. */");
-    emit_line(e, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL");
+    emit_wrapped(e, arena_printf(a, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL"));
     emit_line(e, "%s", "");
     emit_common_helpers(e);
     emit_line(e, "%s", "");
@@ -732,12 +759,15 @@ static void emit_cuda_support(Emitter *e, const char *names, const char *module)
     emit_close(e, "}");
 }
 
-static void emit_nvrtc_support(Emitter *e, const char *names, int fast_math)
+/* The nvrtc target's FUSEC_LAUNCH and helpers: everything goes through
+ * fusert, which compiles fusec_source once per device (and caches it on
+ * disk), finds kernels by K_INDEX and records its own error messages. */
+static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast_math)
 {
     emit_line(e, "/* ==== host support: fusert (NVRTC and the driver API) ==== */");
     emit_line(e, "%s", "");
     emit_line(e, "/* Kernel names in K_INDEX order. */");
-    emit_line(e, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL");
+    emit_wrapped(e, arena_printf(a, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL"));
     emit_line(e, "%s", "");
     emit_line(e, "/* The module: compiled for the current device on first use, then cached. */");
     emit_open(e, "static fusert_program fusec_program = {");
@@ -837,6 +867,10 @@ static void value_comment(Buf *b, Arena *a, const FnInfo *fi, const IrNode *n)
     buf_printf(b, ": %s", type_text(a, fi->fn, n->dtype, &n->shape));
 }
 
+/* NAME_layout: the one place that decides where every piece of the block
+ * lives, used by NAME_run (to carve) and NAME_workspace_size (to size), so
+ * the two can never disagree.  Scratch comes last so that a single memset
+ * zeroes all of it. */
 static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const Plan *p = fi->plan;
@@ -866,6 +900,10 @@ static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
     emit_close(e, "}");
 }
 
+/* NAME_check: argument errors in the caller's words, before any CUDA call,
+ * so they need no device.  A NULL pointer is accepted for a tensor with
+ * no elements (cudaMalloc(0) may give NULL); static dims need no check in
+ * the typed entries since they are not passed. */
 static void emit_check(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -941,6 +979,11 @@ static const char *launch_cond(Arena *a, const Kernel *kn)
     return r;
 }
 
+/* NAME_run: the body shared by NAME and NAME_ws.  One block per call
+ * (one allocation, not one per intermediate: fewer pool operations and one
+ * free), stream-ordered so that the call never synchronises.  After the
+ * first failure no further kernel is launched, but the block is still
+ * freed, and the first error is the one returned. */
 static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -1106,6 +1149,9 @@ static void emit_pack(Emitter *e, const FnInfo *fi)
     buf_free(&b);
 }
 
+/* The five extern functions of a fn.  NAME_packed's dims are every sym in
+ * IrFunc.syms order, static ones included (and checked): a tool that reads
+ * shapes from .npy files can fill them without knowing about -D. */
 static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
@@ -1222,6 +1268,10 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
 
 /* ---- the source ------------------------------------------------------------------- */
 
+/* The main output.  Order matters: the stubs use FUSEC_LAUNCH, so the
+ * support block comes first; the entries call the stubs, so they come last.
+ * In the nvrtc target the kernels are data (a string), in the cuda target
+ * they are code compiled by nvcc together with the host part. */
 void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     Arena a = {0};
@@ -1268,7 +1318,7 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
         emit_line(&e, "#pragma nv_diag_default 177");
         emit_line(&e, "#endif");
         emit_line(&e, "%s", "");
-        emit_cuda_support(&e, names.data, o->module);
+        emit_cuda_support(&e, &a, names.data, o->module);
     } else {
         emit_line(&e, "static const char fusec_module_name[] = \"%s\";", o->module);
         emit_line(&e, "%s", "");
@@ -1284,7 +1334,7 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
         emit_line(&e, "#pragma GCC diagnostic pop");
         emit_line(&e, "#endif");
         emit_line(&e, "%s", "");
-        emit_nvrtc_support(&e, names.data, o->fast_math);
+        emit_nvrtc_support(&e, &a, names.data, o->fast_math);
     }
     emit_line(&e, "%s", "");
     emit_line(&e, "/* ==== launch stubs ==== */");
