@@ -1174,6 +1174,11 @@ static Val builtin_reduce(Sema *S, Frame *fr, const AstExpr *e, int op)
             diag_error(axis->loc, "%s takes one axis, not a tuple", e->name);
             return val_err();
         }
+        if (axis->nargs == 0) {
+            diag_error(axis->loc, "the axis tuple is empty");
+            diag_note(LOC_NONE, "leave out axis= to reduce over all axes");
+            return val_err();
+        }
         for (int i = 0; i < axis->nargs; i++) {
             int ax;
             if (!axis_value(S, axis->args[i], rank, &ax))
@@ -1436,7 +1441,8 @@ static void run_body(Sema *S, Frame *fr)
             diag_error(fr->res[r].loc, "result '%s' is never assigned", fr->res[r].name);
             diag_note(LOC_NONE, "assign it in the body: %s = ...", fr->res[r].name);
         }
-    /* after an error, "never used" is mostly noise from the broken line */
+    /* after an error, "never used" is mostly noise from the broken line;
+     * a name starting with '_' says "unused on purpose" (as in Rust) */
     if (S->opt->warn_unused && !fr->fi->warned && diag_error_count() == errors_before) {
         for (int i = 0; i < fr->nvars; i++) {
             Binding *b = &fr->vars[i];
