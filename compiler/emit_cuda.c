@@ -82,6 +82,7 @@ typedef struct KCtx {
     const char *flat;            /* flat index over the whole space, or NULL */
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
+    int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */
     const char *reduced_val[64]; /* per reduction value index in k->values: its variable */
 } KCtx;
 
@@ -1045,7 +1046,7 @@ static void emit_store(KCtx *c, int i, const char *itype)
     store_conv(&s, n->dtype, v);
     Access a = {n, {0}};
     memcpy(a.map, m, IR_MAX_RANK);
-    if (c->vec && acc_full(c, &a)) {
+    if ((c->vec || c->vecstore) && acc_full(c, &a)) {
         line(c, "vo%d.v[j] = %s;", i, s.data);
     } else {
         acc_offset(c, &a, itype, &off);
@@ -1059,7 +1060,7 @@ static void emit_store(KCtx *c, int i, const char *itype)
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_ROW_C, VK_ROW_L, VK_SCALAR } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -1067,6 +1068,7 @@ typedef struct Variant {
     int tpr;  /* row kernels: threads per row */
     int cap;  /* cached row kernels: elements per thread */
     int bs;   /* threads per block */
+    int vw;   /* cached row kernels: elements per vector access */
     char name[200];
 } Variant;
 
@@ -1089,6 +1091,56 @@ static int loop_vec_width(const KCtx *c)
     }
     if (maxsz == 0 || c->ng == 0)
         return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
+/* Column scheme: reduced groups form one run with kept groups after it
+ * (RL_COLS, RL_MIDDLE): threads own the inner kept columns. */
+static int cols_split(const KCtx *c, int *o_end, int *r_end)
+{
+    int g = 0;
+    while (g < c->ng && !c->gred[g])
+        g++;
+    *o_end = g;
+    if (g == c->ng)
+        return 0;
+    while (g < c->ng && c->gred[g])
+        g++;
+    *r_end = g;
+    if (g == c->ng)
+        return 0; /* nothing kept inside: rows */
+    for (int h = g; h < c->ng; h++)
+        if (c->gred[h])
+            return 0;
+    return 1;
+}
+
+static int is_cols_scheme(const KCtx *c)
+{
+    int a, b;
+    return c->k->kind == KK_REDUCE && c->k->layout != RL_SCALAR && cols_split(c, &a, &b);
+}
+
+/* Vector width of the on-chip row variant: one reduced group, innermost,
+ * so the row is contiguous in every cached access and element output. */
+static int out_is_elem(KCtx *c, int i);
+static int row_vec_width(KCtx *c)
+{
+    int nr = 0;
+    for (int g = 0; g < c->ng; g++)
+        nr += c->gred[g];
+    if (nr != 1 || !c->gred[c->ng - 1])
+        return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
+            maxsz = dtype_size(c->acc[a].node->dtype);
+    if (!maxsz)
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (out_is_elem(c, i) && dtype_size(c->k->outputs[i]->dtype) > maxsz)
+            maxsz = dtype_size(c->k->outputs[i]->dtype);
     int v = 16 / maxsz;
     return v > 8 ? 8 : v;
 }
@@ -1122,6 +1174,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->tpr = tpr;
     x->cap = cap;
     x->bs = bs;
+    x->vw = 1;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
@@ -1143,7 +1196,7 @@ static int row_needs_div(const KCtx *c)
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
-static int plan_variants(const KCtx *c, Variant *v)
+static int plan_variants(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
     int n = 0;
@@ -1154,6 +1207,8 @@ static int plan_variants(const KCtx *c, Variant *v)
         add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
         if (dec)
             add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
+    } else if (is_cols_scheme(c)) {
+        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
     } else if (!is_row_scheme(k)) {
         if (need_decompose(c)) {
             add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
@@ -1169,13 +1224,19 @@ static int plan_variants(const KCtx *c, Variant *v)
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
             /* static row: one exactly sized on-chip variant */
             int tpr = rl <= 1024 ? 32 : rl <= 4096 ? 128 : 256;
+            int vw = row_vec_width(c);
+            if (rl % vw != 0)
+                vw = 1;
             int cap = (int)((rl + tpr - 1) / tpr);
-            if (cap < 1)
-                cap = 1;
+            cap = (cap + vw - 1) / vw * vw;
+            if (cap < vw)
+                cap = vw;
             add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
+            v[n - 1].vw = vw;
         } else if (k->kind == KK_ROW && cache && rl < 0) {
             /* symbolic row: on chip up to 1024 elements, picked at launch */
             add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
+            v[n - 1].vw = row_vec_width(c);
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
@@ -1212,12 +1273,19 @@ static void groups_product(const KCtx *c, int red, Buf *b)
 
 /* Declare gi<g> for the groups with gred == red (all: red < 0) from the
  * flat index `flat` over them (outermost first). */
+static void decompose_list(KCtx *c, const char *flat, const int *gl, int n);
 static void decompose(KCtx *c, const char *flat, int red)
 {
-    int gl[IR_MAX_RANK], n = 0;
+    int gl[IR_MAX_RANK] = {0}, n = 0;
     for (int g = 0; g < c->ng; g++)
         if (red < 0 || c->gred[g] == red)
             gl[n++] = g;
+    decompose_list(c, flat, gl, n);
+}
+
+/* the same for an explicit list of groups (outermost first) */
+static void decompose_list(KCtx *c, const char *flat, const int *gl, int n)
+{
     if (n == 0)
         return;
     if (n == 1) {
@@ -1282,6 +1350,7 @@ static void reset_point(KCtx *c)
     c->flat = NULL;
     c->vec = 0;
     c->rowcache = 0;
+    c->vecstore = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1489,34 +1558,67 @@ static int out_is_elem(KCtx *c, int i)
 /* one pass over the row's elements; `what` emits the per-element work */
 typedef void (*ElemFn)(KCtx *c, void *ctx);
 
+typedef struct RoundCtx RoundCtx;
+struct RoundCtx {
+    const IrNode **reds;
+    int nreds;
+    int first;   /* first round: also writes element outputs that need no reduction */
+    int final;   /* the output pass */
+};
+static int depends_on_red(KCtx *c, const IrNode *n);
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 {
+    RoundCtx *rc = ctx;
+    int vs = cached && rc->final && row_vec_width(c) > 1;
     if (cached) {
+        /* V contiguous elements per lane and step: 16-byte accesses */
         line(c, "#pragma unroll");
-        line(c, "for (int k = 0; k < CAP; k++) {");
+        line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I r = (I)lane + (I)k * TPR;");
-        line(c, "if (r < R) {");
+        line(c, "const I rb = ((I)kk * TPR + lane) * V;");
+        line(c, "if (rb < R) {");
         open_scope(c);
+        for (int i = 0; vs && i < c->k->noutputs; i++)
+            if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
+                line(c, "fz_vec<%s, V> vo%d;", stype(c->k->outputs[i]->dtype), i);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
+        line(c, "const int k = kk * V + j;");
+        line(c, "const I r = rb + j;");
     } else {
         line(c, "for (I r = (I)lane; r < R; r += TPR) {");
         open_scope(c);
     }
     decompose(c, "r", 1);
     c->rowcache = cached;
+    c->vecstore = vs;
     fn(c, ctx);
     c->rowcache = 0;
-    if (cached)
+    c->vecstore = 0;
+    if (cached) {
         close_scope(c);
+        if (vs) {
+            /* the vectors start at rb: the reduced group's index */
+            int g = c->ng - 1;
+            const char *saved = c->gi[g];
+            c->gi[g] = "rb";
+            for (int i = 0; i < c->k->noutputs; i++)
+                if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i])) {
+                    Access a = {c->k->outputs[i], {0}};
+                    out_map(c, c->k->outputs[i], a.map);
+                    Buf off = {0};
+                    acc_offset(c, &a, "I", &off);
+                    line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(c->k->outputs[i]->dtype), i, off.data, i);
+                    buf_free(&off);
+                }
+            c->gi[g] = saved;
+        }
+        close_scope(c);
+    }
     close_scope(c);
 }
 
-typedef struct RoundCtx {
-    const IrNode **reds;
-    int nreds;
-    int first;   /* first round: also writes element outputs that need no reduction */
-    int final;   /* the output pass */
-} RoundCtx;
 
 static void round_elem(KCtx *c, void *vctx)
 {
@@ -1547,7 +1649,7 @@ static void emit_row_body(KCtx *c, int cached)
     body_params(c, &ps, NULL);
     reset_point(c);
     if (cached)
-        line(c, "template <class I, int TPR, int CAP, int BS>");
+        line(c, "template <class I, int TPR, int CAP, int BS, int V>");
     else
         line(c, "template <class I, int TPR, int BS>");
     line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name, cached ? "rc" : "rl", ps.data);
@@ -1578,19 +1680,24 @@ static void emit_row_body(KCtx *c, int cached)
             if (acc_cached(c, &c->acc[a]))
                 line(c, "%s xc%d[CAP];", ctype(c->acc[a].node->dtype), a);
         line(c, "#pragma unroll");
-        line(c, "for (int k = 0; k < CAP; k++) {");
+        line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I r = (I)lane + (I)k * TPR;");
-        line(c, "if (r < R) {");
+        line(c, "const I rb = ((I)kk * TPR + lane) * V;");
+        line(c, "if (rb < R) {");
         open_scope(c);
-        decompose(c, "r", 1);
+        decompose(c, "rb", 1);
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a])) {
                 Buf off = {0}, e = {0}, cv = {0};
+                const char *st = stype(c->acc[a].node->dtype);
                 acc_offset(c, &c->acc[a], "I", &off);
-                buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
+                line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st,
+                     c->inbuf[c->acc[a].node->id], off.data);
+                buf_printf(&e, "t%d.v[j]", a);
                 load_conv(&cv, c->acc[a].node->dtype, e.data);
-                line(c, "xc%d[k] = %s;", a, cv.data);
+                line(c, "#pragma unroll");
+                line(c, "for (int j = 0; j < V; j++)");
+                line(c, "    xc%d[kk * V + j] = %s;", a, cv.data);
                 buf_free(&off);
                 buf_free(&e);
                 buf_free(&cv);
@@ -1598,9 +1705,13 @@ static void emit_row_body(KCtx *c, int cached)
         close_scope(c);
         line(c, "else {");
         open_scope(c);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a]))
-                line(c, "xc%d[k] = 0;", a);
+                line(c, "xc%d[kk * V + j] = 0;", a);
+        close_scope(c);
         close_scope(c);
         close_scope(c);
     }
@@ -1765,6 +1876,180 @@ static void emit_scalar_body(KCtx *c)
     buf_free(&ps);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Column reductions (RL_COLS, RL_MIDDLE): [outer kept, reduced, inner  */
+/* kept].  A block owns 32 inner columns of one outer index; its 8 warps */
+/* take every 8th reduced element, so each warp reads 128 contiguous    */
+/* bytes per row.  The reduced range is split over blockIdx.z when rows  */
+/* are many; the last of a tile's blocks combines the partials in split  */
+/* order (deterministic) and resets the tile's counter.                  */
+
+enum { COLS_MAX_SPLIT = 32 };
+
+/* bytes of a reduction state (as the preamble lays it out) */
+static int red_state_bytes(const IrNode *n)
+{
+    int t = dtype_size(red_acc_dtype(n));
+    switch (n->op) {
+    case OP_ARGMAX: case OP_ARGMIN: return 16;
+    case OP_VAR: case OP_STD: return 3 * t;
+    case OP_LOGSUMEXP: return 2 * t;
+    default: return t;
+    }
+}
+
+static int cols_slot(const KCtx *c)
+{
+    int slot = 8;
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && red_state_bytes(c->k->values[i]) > slot)
+            slot = red_state_bytes(c->k->values[i]);
+    return (slot + 7) / 8 * 8;
+}
+
+static void emit_cols_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    int oe = 0, re = 0;
+    cols_split(c, &oe, &re);
+    int og[IR_MAX_RANK] = {0}, rg[IR_MAX_RANK] = {0}, ig[IR_MAX_RANK] = {0}, no = 0, nr = 0, ni = 0;
+    for (int g = 0; g < c->ng; g++) {
+        if (g < oe)
+            og[no++] = g;
+        else if (g < re)
+            rg[nr++] = g;
+        else
+            ig[ni++] = g;
+    }
+    Buf ps = {0};
+    body_params(c, &ps, ", unsigned char *scratch, int nsplit");
+    reset_point(c);
+    line(c, "template <class I>");
+    line(c, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
+    line(c, "{");
+    open_scope(c);
+    emit_group_sizes(c);
+    Buf b = {0};
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < no; i++)
+        buf_printf(&b, " * gs%d", og[i]);
+    line(c, "const I nO = %s; /* outer kept */", b.data);
+    b.len = 0;
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < nr; i++)
+        buf_printf(&b, " * gs%d", rg[i]);
+    line(c, "const I R = %s; /* reduced */", b.data);
+    b.len = 0;
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < ni; i++)
+        buf_printf(&b, " * gs%d", ig[i]);
+    line(c, "const I nI = %s; /* inner kept: the columns */", b.data);
+    buf_free(&b);
+    const IrNode *reds[64];
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            red_type(v, &t);
+            line(c, "typedef %s R%d;", t.data, v->id);
+            line(c, "__shared__ R%d::S sh%d[8][32];", v->id, v->id);
+            buf_free(&t);
+        }
+    line(c, "__shared__ int fz_last;");
+    line(c, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
+    line(c, "const I ci = (I)blockIdx.x * 32 + tx;");
+    line(c, "const bool active = ci < nI;");
+    line(c, "const I chunk = (R + nsplit - 1) / nsplit;");
+    line(c, "const I r0 = (I)blockIdx.z * chunk;");
+    line(c, "const I r1 = r0 + chunk < R ? r0 + chunk : R;");
+    line(c, "const I cnt_bytes = (nO * (I)gridDim.x * 4 + 255) / 256 * 256;");
+    line(c, "for (I o = blockIdx.y; o < nO; o += gridDim.y) {");
+    open_scope(c);
+    decompose_list(c, "o", og, no);
+    decompose_list(c, "ci", ig, ni);
+    for (int i = 0; i < nreds; i++)
+        line(c, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+    line(c, "if (active) {");
+    open_scope(c);
+    line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
+    open_scope(c);
+    decompose_list(c, "r", rg, nr);
+    RoundCtx rc = {reds, nreds, 1, 0};
+    round_elem(c, &rc);
+    close_scope(c);
+    close_scope(c);
+    line(c, "/* combine the 8 warps' states of each column in warp order */");
+    for (int i = 0; i < nreds; i++)
+        line(c, "sh%d[ty][tx] = a%d;", reds[i]->id, reds[i]->id);
+    line(c, "__syncthreads();");
+    line(c, "if (ty == 0) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = sh%d[0][tx];", id, id);
+        line(c, "for (int q = 1; q < 8; q++)");
+        line(c, "    a%d = R%d::comb(a%d, sh%d[q][tx]);", id, id, id, id);
+    }
+    close_scope(c);
+    line(c, "int done = nsplit == 1;");
+    line(c, "if (!done) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
+             i * cols_slot(c), COLS_MAX_SPLIT);
+        line(c, "if (ty == 0 && active)");
+        line(c, "    part%d[((I)o * nsplit + blockIdx.z) * nI + ci] = a%d;", id, id);
+    }
+    line(c, "__threadfence();");
+    line(c, "__syncthreads();");
+    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
+    line(c, "__syncthreads();");
+    line(c, "done = fz_last;");
+    line(c, "if (done) {");
+    open_scope(c);
+    line(c, "__threadfence();");
+    line(c, "if (ty == 0 && active) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = R%d::init();", id, id);
+        line(c, "for (int z = 0; z < nsplit; z++)");
+        line(c, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + ci));", id, id, id, id, id);
+    }
+    close_scope(c);
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    *cnt = 0u; /* ready for the next call */");
+    close_scope(c);
+    close_scope(c);
+    line(c, "if (done && ty == 0 && active) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
+        line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)R);", ctype(reds[i]->dtype), in->name,
+             ctype(reds[i]->dtype), id, id);
+        int vi = value_index(c, reds[i]);
+        if (vi >= 0 && vi < 64)
+            c->reduced_val[vi] = in->name;
+    }
+    for (int i = 0; i < k->noutputs; i++)
+        if (!out_is_elem(c, i))
+            emit_store(c, i, "I");
+    close_scope(c);
+    line(c, "__syncthreads(); /* sh is reused by the next outer index */");
+    close_scope(c);
+    close_scope(c);
+    for (int i = 0; i < 64; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&ps);
+}
+
 /* ------------------------------------------------------------------ */
 /* Entry points.                                                       */
 
@@ -1772,8 +2057,9 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
 {
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
-    body_params(c, &ps, scalar ? ", unsigned char *scratch" : NULL);
-    body_args(c, &as, scalar ? ", scratch" : NULL);
+    int cols = is_cols_scheme(c);
+    body_params(c, &ps, scalar ? ", unsigned char *scratch" : cols ? ", unsigned char *scratch, int nsplit" : NULL);
+    body_args(c, &as, scalar ? ", scratch" : cols ? ", scratch, nsplit" : NULL);
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
         line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
@@ -1782,12 +2068,14 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
         case VK_LOOP_S: line(c, "    %s_s_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_LOOP_V: line(c, "    %s_v_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_ROW_C:
-            line(c, "    %s_rc_body<%s, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, as.data);
+            line(c, "    %s_rc_body<%s, %d, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
+                 as.data);
             break;
         case VK_ROW_L:
             line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
         case VK_SCALAR: line(c, "    %s_body<%s, %d>(%s);", c->k->name, I, v[i].bs, as.data); break;
+        case VK_COLS: line(c, "    %s_cols_body<%s>(%s);", c->k->name, I, as.data); break;
         }
         line(c, "}");
     }
@@ -1811,6 +2099,8 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
             const Kernel *k = c.k;
             if (k->kind == KK_LOOP)
                 emit_loop_bodies(&c, loop_vec_width(&c));
+            else if (is_cols_scheme(&c))
+                emit_cols_body(&c);
             else if (!is_row_scheme(k))
                 emit_scalar_body(&c);
             else {
@@ -1882,6 +2172,25 @@ static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, 
                grid, block);
 }
 
+/* nO, R, nI of the column scheme as host expressions */
+static void host_cols_sizes(KCtx *c, Buf *b)
+{
+    int oe = 0, re = 0;
+    cols_split(c, &oe, &re);
+    const char *nm[3] = {"nO", "R", "nI"};
+    for (int seg = 0; seg < 3; seg++) {
+        int lo = seg == 0 ? 0 : seg == 1 ? oe : re, hi = seg == 0 ? oe : seg == 1 ? re : c->ng;
+        buf_printf(b, "    const int64_t %s = (int64_t)1", nm[seg]);
+        for (int g = lo; g < hi; g++) {
+            Buf s = {0};
+            span_host(c, c->gfirst[g], c->glast[g], &s);
+            buf_printf(b, " * %s", s.data);
+            buf_free(&s);
+        }
+        buf_puts(b, ";\n");
+    }
+}
+
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -1891,10 +2200,18 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         nreds += op_info[k->values[i]->op].cls == OPC_REDUCE;
     buf_printf(b, "\n/* launch %s */\n", k->name);
     buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
+    int cols = is_cols_scheme(c);
     if (scalar)
         buf_printf(b, "    return %d + (size_t)%d * %d; /* ticket counter, then partials */\n", SCALAR_HEAD,
                    nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
-    else
+    else if (cols) {
+        host_cols_sizes(c, b);
+        buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
+                      "    (void)R;\n"
+                      "    /* tile counters, then per reduction %d splits of partials */\n"
+                      "    return (size_t)(cnt_bytes + (int64_t)%d * %d * nO * nI);\n",
+                   COLS_MAX_SPLIT, nreds * cols_slot(c), COLS_MAX_SPLIT);
+    } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
     buf_printf(b,
@@ -1908,9 +2225,13 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     host_group_sizes(c, b);
     for (int g = 0; g < c->ng; g++)
         buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
-    if (scalar) {
+    if (scalar || cols) {
         buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
         buf_puts(&args, ", (void *)&scr");
+    }
+    if (cols) {
+        buf_puts(b, "    int nsplit = 1;\n");
+        buf_puts(&args, ", (void *)&nsplit");
     }
     buf_printf(b, "    void *args[] = {%s};\n", args.data);
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
@@ -1942,7 +2263,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         }
         buf_puts(b, "    int64_t blocks = (n + per * 256 - 1) / (per * 256);\n");
         buf_puts(b, "    if (blocks > (int64_t)sm_count * 64)\n        blocks = (int64_t)sm_count * 64;\n");
-        buf_puts(b, "    const int big = n + blocks * 256 * per >= (int64_t)2147483647;\n");
+        buf_puts(b, "    const int big = n + blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n");
         buf_puts(b, "    (void)vec;\n");
         for (int i = 0; i < nv; i++) {
             if (v[i].kind == VK_LOOP_V && v[i].i64)
@@ -1954,6 +2275,20 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             int last = i == nv - 1;
             host_launch(b, last ? "    " : "        ", base + i, &v[i], "(unsigned)blocks", "256");
         }
+    } else if (cols) {
+        host_cols_sizes(c, b);
+        buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
+                      "    if (!scratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                      "\"%s: no scratch buffer\");\n", k->name);
+        buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n"
+                    "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
+                    "    /* split the reduced range until the grid fills the device */\n"
+                    "    int64_t ns = ((int64_t)sm_count * 8 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
+        buf_printf(b, "    if (ns > %d)\n        ns = %d;\n", COLS_MAX_SPLIT, COLS_MAX_SPLIT);
+        buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
+                    "    nsplit = (int)ns;\n");
+        buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                      "stream, args);\n", base, v[0].name);
     } else if (scalar) {
         host_product(c, -1, &n);
         buf_printf(b, "    const int64_t n = %s;\n", n.data);
@@ -1976,14 +2311,27 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    const int64_t rlen = %s; /* elements per row */\n", r.data);
         buf_puts(b, "    if (nrows == 0)\n        return FUSERT_SUCCESS;\n");
         buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
-                    " || nrows >= (int64_t)2147483647 / 4;\n");
+                    " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
         buf_puts(b, "    int64_t blocks;\n");
         /* on-chip variants first, then warp per row, then block per row */
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
+                if (v[i].vw > 1) {
+                    /* 16-byte row accesses: whole vectors per row, aligned rows */
+                    buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
+                    for (int a = 0; a < c->nacc; a++)
+                        if (acc_cached(c, &c->acc[a]))
+                            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
+                                       c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(c->acc[a].node->dtype));
+                    for (int o = 0; o < k->noutputs; o++)
+                        if (out_is_elem(c, o) && depends_on_red(c, k->outputs[o]))
+                            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
+                                       v[i].vw * dtype_size(k->outputs[o]->dtype));
+                    buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
+                } else
+                    buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
             } else if (v[i].tpr == 32) {
                 buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
