@@ -232,6 +232,8 @@ static void print_const(Buf *b, const IrNode *n)
         print_float(b, n->dtype, n->cval);
 }
 
+/*   %id = op [param name | const value] %a [bcast(d..)], ... [axes(..)
+ *   [keepdims] | axis(k)] : type  [# name]  */
 static void print_node(Buf *b, const IrFunc *f, const IrNode *n)
 {
     buf_printf(b, "  %%%d = ", n->id);
@@ -276,6 +278,9 @@ static void print_node(Buf *b, const IrFunc *f, const IrNode *n)
     buf_putc(b, '\n');
 }
 
+/* The header line names the params (with defaults), the results, the
+ * symbols in host-argument order (NAME=SIZE when -D made one static) and
+ * the @kernels contract; one `return` line per result follows the nodes. */
 static void print_func(Buf *b, const IrFunc *f)
 {
     buf_printf(b, "fn %s(", f->name);
@@ -447,6 +452,8 @@ static int fold_value(const IrNode *n, double *out_f, int64_t *out_i)
     return 1;
 }
 
+/* Nodes are rewritten in place into OP_CONST, so their users (and the
+ * results) need no update; CSE then merges equal constants. */
 static void fold_constants(IrFunc *f)
 {
     for (int i = 0; i < f->nnodes; i++) {
@@ -470,6 +477,8 @@ static void fold_constants(IrFunc *f)
     }
 }
 
+/* Two nodes compute the same value: parameters never compare equal (each
+ * is its own input), constants compare by value and sign of zero. */
 static int same_node(const IrNode *a, const IrNode *b)
 {
     if (a->op != b->op || a->dtype != b->dtype || a->nin != b->nin || !ir_shape_eq(&a->shape, &b->shape))
@@ -554,6 +563,8 @@ static void cse(IrFunc *f, IrNode **repl)
             f->results[r].node = repl[f->results[r].node->id];
 }
 
+/* Nodes are in topological order, so one backward sweep from the results
+ * marks everything live; the survivors keep their relative order. */
 static void remove_dead(IrFunc *f, IrNode **repl)
 {
     /* mark: reuse repl as a live flag array (NULL dead, non-NULL live) */

@@ -136,6 +136,8 @@ static const IrShape scalar_shape = {0, {{0, 0}}};
 
 /* ---- small helpers -------------------------------------------------------------- */
 
+/* Types and dims as users wrote them ("f32[N, M]"), for messages; the
+ * strings live in the arena like everything else of this compilation. */
 static const char *type_str(Sema *S, DType dt, const IrShape *s)
 {
     Buf b = {0};
@@ -170,6 +172,8 @@ static const char *lit_str(Sema *S, Val v)
     return arena_printf(S->a, "%g", v.f);
 }
 
+/* Edit distance between two short names (insert, delete, substitute),
+ * one row at a time; names longer than 64 bytes never match. */
 static int levenshtein(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -218,6 +222,8 @@ static void suggest_try(Suggest *s, const char *cand)
  * each -I folder in order; each file is loaded once (by realpath); a file
  * met again while it is still on the import stack is a cycle. */
 
+/* The folder of a path as written ("." for a bare file name), used as
+ * the first place to look for the file's own imports. */
 static const char *dir_of(Arena *a, const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -329,6 +335,9 @@ static void load_import(Sema *S, const char *from_path, const AstImport *imp)
     load_file(S, file, found, canon, 0);
 }
 
+/* Register a file's fns, then load its imports depth first; while its
+ * imports load, the file is on the stack (cycle detection).  deps gets
+ * every file in the order it was read, the main file first (-MD). */
 static void load_file(Sema *S, AstFile *file, const char *path, const char *canon, int is_main)
 {
     Unit u = {path, canon, 1};
@@ -355,6 +364,7 @@ static FnInfo *find_fn(Sema *S, const char *name)
  * Promotion: bool < integers < floats, the wider wins, f16 + bf16 -> f32
  * (dtype_promote); weak literals and rank-0 values as in the note above. */
 
+/* bool, integer or float: promotion between kinds always goes up. */
 static int kind_of(DType t) { return t == DT_BOOL ? 0 : dtype_is_int(t) ? 1 : 2; }
 
 typedef struct Promo {
@@ -650,6 +660,9 @@ static IrNode *check_result(Sema *S, ResType *r, Val v)
     return v.n;
 }
 
+/* name = value.  LANGUAGE.md: "Names are single-assignment; reassigning
+ * ... is an error"; a parameter cannot be assigned either.  A named
+ * result is type-checked here, where its value is known. */
 static void bind(Sema *S, Frame *fr, const char *name, Loc loc, Val v)
 {
     Binding *old = lookup(fr, name);
@@ -813,6 +826,8 @@ static int is_arith(int op)
 
 /* Two weak literals: folded now, the result stays weak.  Integers follow
  * C (division truncates, by 0 is an error); overflow is an error. */
+/* LANGUAGE.md: "int / int is an integer division (C semantics) and an
+ * error when the divisor is the literal 0". */
 static Val fold_literals(Sema *S, int op, Val a, Val b, Loc loc)
 {
     if (op == OP_AND || op == OP_OR) {
@@ -1029,6 +1044,8 @@ static int dtype_arg(const AstExpr *e, DType *out)
 }
 
 /* cast(x, DTYPE) */
+/* Casts are explicit conversions: a float literal may become an int
+ * (truncating, like C) and a same-dtype cast is no node at all. */
 static Val builtin_cast(Sema *S, Frame *fr, const AstExpr *e)
 {
     if (!no_kwargs(e))
@@ -1288,6 +1305,9 @@ static Val builtin_elementwise(Sema *S, Frame *fr, const AstExpr *e, int op)
 }
 
 /* name(args...): a fn of this program, else a builtin. */
+/* LANGUAGE.md: "a name followed by ( is a builtin or a fn of this file or
+ * its imports".  A fn of the program is looked up first (fn names that
+ * clash with builtins were rejected when they were registered). */
 static Val call(Sema *S, Frame *fr, const AstExpr *e)
 {
     FnInfo *fi = find_fn(S, e->name);
@@ -1343,6 +1363,8 @@ static Val call(Sema *S, Frame *fr, const AstExpr *e)
     return val_err();
 }
 
+/* expr: literal | name | unary | binary | call | (tuple, only as axis=).
+ * Every case returns a Val; an error Val makes its users silent. */
 static Val eval(Sema *S, Frame *fr, const AstExpr *e)
 {
     switch (e->kind) {
@@ -1380,6 +1402,8 @@ static Val eval(Sema *S, Frame *fr, const AstExpr *e)
  * `-> TYPE`, and then required, last).  Named results are assigned exactly
  * once.  Unused inputs and values are warnings. */
 
+/* Walks the statements of fr's fn in order.  Named results are checked
+ * where they are assigned (bind), an unnamed one at its return. */
 static void run_body(Sema *S, Frame *fr)
 {
     AstFn *fn = fr->fi->fn;
@@ -1455,6 +1479,8 @@ static void run_body(Sema *S, Frame *fr)
 }
 
 /* Results `-> TYPE` or `-> (a: T, ...)` with dims resolved in fr. */
+/* A result's dims must be dims of the parameters (a symbol the caller
+ * cannot bind would leave the output's size unknown). */
 static int resolve_results(Sema *S, Frame *fr, int *unbound)
 {
     AstFn *fn = fr->fi->fn;
@@ -1699,6 +1725,9 @@ static void apply_attrs(Sema *S, AstFn *fn, IrFunc *f)
     }
 }
 
+/* One entry point: params become OP_PARAM nodes in order (symbols are
+ * interned as they first appear), then the body is walked, then the
+ * results are recorded and the function optimised.  NULL on errors. */
 static IrFunc *build_entry(Sema *S, FnInfo *fi)
 {
     AstFn *fn = fi->fn;
@@ -1770,6 +1799,8 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
     return f;
 }
 
+/* The whole program: load the main file and its imports, then build each
+ * fn of the main file as an entry point (frontend.h). */
 IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt)
 {
     static const SemaOptions defaults = {NULL, 0, NULL, 0, 1};
