@@ -59,8 +59,11 @@ typedef struct Ctx {
 } Ctx;
 
 /* An elementwise value needed by several kernels is recomputed by each of
- * them when it costs at most this many ops; a dearer one is stored once. */
-#define FUSE_RECOMPUTE_MAX 8
+ * them when it costs at most this many ops (memory, not arithmetic, bounds
+ * these kernels: a few dozen ops per element are cheaper than a round trip
+ * through device memory); a dearer one is stored once, which also keeps
+ * deep graphs from growing quadratic kernels. */
+#define FUSE_RECOMPUTE_MAX 32
 
 static int is_reduce(const IrNode *n) { return op_info[n->op].cls == OPC_REDUCE; }
 static int is_leaf(const IrNode *n) { return op_info[n->op].cls == OPC_LEAF; }
@@ -716,6 +719,50 @@ static void merge_sideways(Ctx *c)
     }
 }
 
+/* A loop group whose outputs a later group of the same space reads (a value
+ * stored because it was too dear to recompute, say) is folded into that
+ * reader when nothing else runs between them: the reader computes the
+ * values itself and writes them as ride-along outputs.  Readers that are
+ * reduce or row kernels are tried first; the register budget still holds. */
+static void merge_down(Ctx *c)
+{
+    uint8_t *dep = dependencies(c);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->ng; i++) {
+            Group *a = c->g[i];
+            if (a->dead || a->kind != KK_LOOP)
+                continue;
+            for (int j = 0; j < c->ng; j++) {
+                Group *b = c->g[j];
+                int ng = c->ng;
+                if (j == i || b->dead || (pass == 0) != (b->kind != KK_LOOP) ||
+                    !ir_shape_eq(&a->space, &b->space) || !dep[j * ng + i])
+                    continue;
+                int between = 0;
+                for (int x = 0; x < ng && !between; x++)
+                    between = x != i && x != j && !c->g[x]->dead && dep[j * ng + x] && dep[x * ng + i];
+                if (between)
+                    continue;
+                uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+                memcpy(lv, b->lvl, (size_t)c->f->nnodes);
+                int nwr = b->nwr;
+                for (int n = 0; n < c->f->nnodes; n++)
+                    if (a->lvl[n])
+                        b->lvl[n] |= FL_ELEM;
+                for (int w = 0; w < a->nwr; w++)
+                    group_write(c, b, a->wr[w].node, a->wr[w].result);
+                if (group_estimate(c, b) > c->opt->max_registers) {
+                    memcpy(b->lvl, lv, (size_t)c->f->nnodes);
+                    b->nwr = nwr;
+                    continue;
+                }
+                a->dead = 1;
+                dep = dependencies(c);
+                break;
+            }
+        }
+}
+
 /* Launch order: dependencies first; among ready groups, the one whose
  * first written node comes first.  Returns 0 on a cycle. */
 static int order_groups(Ctx *c, Group ***out, int *nout)
@@ -825,8 +872,10 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
         else
             place(&c, n);
     }
-    if (!no_fusion)
+    if (!no_fusion) {
+        merge_down(&c);
         merge_sideways(&c);
+    }
     Group **ord;
     int nord;
     if (!order_groups(&c, &ord, &nord))
