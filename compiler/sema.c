@@ -330,8 +330,11 @@ static void load_import(Sema *S, const char *from_path, const AstImport *imp)
         return; /* loaded already: once per program */
     }
     AstFile *file = parse_path(S->a, found, imp->loc);
-    if (!file)
+    if (!file) { /* reported; remember it so a second import stays quiet */
+        Unit bad = {found, canon, 0};
+        ARENA_PUSH(S->a, S->units, S->nunits, S->capunits, bad);
         return;
+    }
     load_file(S, file, found, canon, 0);
 }
 
