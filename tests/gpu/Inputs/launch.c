@@ -8,6 +8,7 @@
 #include "fusert.h"
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,26 @@ static fusert_program prog = {
     .nkernels = 2,
     .options = "-DSHIFT=1.0f",
 };
+
+/* Threads racing to load one program: it must be compiled/loaded once and
+ * every thread must get the same function.  New threads have no current
+ * context, so this also covers taking the primary context. */
+static const char *const race_names[] = {"racer"};
+static fusert_program race_prog = {
+    .name = "launch_race",
+    .source = "extern \"C\" __global__ void racer(int *p) { p[threadIdx.x] = 7; }\n",
+    .kernels = race_names,
+    .nkernels = 1,
+};
+#define RACERS 8
+static void *race_fn[RACERS];
+static fusert_status race_status[RACERS];
+static void *racer(void *arg)
+{
+    long i = (long)arg;
+    race_status[i] = fusert_program_kernel(&race_prog, 0, &race_fn[i]);
+    return NULL;
+}
 
 typedef CUresult (*memcpy_fn)(void *dst, CUdeviceptr src, size_t n);
 typedef CUresult (*sync_fn)(CUstream s);
@@ -102,6 +123,21 @@ int main(int argc, char **argv)
     CHECK(fusert_program_kernel(&prog, 1, &scale) == FUSERT_SUCCESS && scale, "second kernel");
     double again = now_ms() - t0;
     CHECK(again < 1.0, "an already loaded kernel took %.3f ms", again);
+
+    fusert_cache_stats before, after;
+    fusert_get_cache_stats(&before);
+    pthread_t th[RACERS];
+    for (long i = 0; i < RACERS; i++)
+        pthread_create(&th[i], NULL, racer, (void *)i);
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(th[i], NULL);
+    fusert_get_cache_stats(&after);
+    for (int i = 0; i < RACERS; i++)
+        CHECK(race_status[i] == FUSERT_SUCCESS && race_fn[i] && race_fn[i] == race_fn[0],
+              "racer %d: %s", i, fusert_status_name(race_status[i]));
+    CHECK((after.hits - before.hits) + (after.compiles - before.compiles) == 1,
+          "the raced program was loaded %llu times",
+          (unsigned long long)((after.hits - before.hits) + (after.compiles - before.compiles)));
 
     /* fill_iota then scale_add on the default stream */
     long n = 1000003;
