@@ -1578,8 +1578,13 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
         fi->errored = 1;
         return 0;
     }
-    if (fi->errored)
+    if (fi->errored) { /* reported already; still check the arguments */
+        for (int i = 0; i < e->nargs; i++)
+            eval(S, fr, e->args[i]);
+        for (int k = 0; k < e->nkwargs; k++)
+            eval(S, fr, e->kwargs[k].value);
         return 0;
+    }
     /* match arguments to parameters */
     const AstExpr **args = ARENA_ARRAY(S->a, const AstExpr *, fn->nparams ? fn->nparams : 1);
     if (e->nargs > fn->nparams) {
