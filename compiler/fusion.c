@@ -222,6 +222,10 @@ int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
         IrNode *n = f->nodes[id];
         if (first[id] < 0 || n->op == OP_CONST || is_view(n) || is_scalar_param(f, n))
             continue;
+        /* loop and reduce kernels issue every load first (memory-level
+         * parallelism): their inputs are live from the start */
+        if (!isval[id] && k->kind != KK_ROW)
+            first[id] = 0;
         int lo_in = isval[id] ? first[id] + 1 : first[id];
         if (lo_in <= last[id]) {
             din[lo_in]++;
