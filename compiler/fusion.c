@@ -1027,6 +1027,24 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* The shortest text that reads back as the same double; JSON has no NaN
+ * or infinity, so those are strings. */
+static void json_number(FILE *out, const char *key, double v)
+{
+    fputs(key, out);
+    if (v != v || v - v != 0) {
+        fprintf(out, "\"%s\"", v != v ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, out);
+}
+
 static void json_shape(FILE *out, const IrFunc *f, const IrShape *s)
 {
     fputc('[', out);
@@ -1112,7 +1130,10 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
             json_str(out, f->params[i].name);
             fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(f->params[i].dtype));
             json_shape(out, f, &f->params[i].shape);
-            fprintf(out, ", \"scalar\": %s}", f->params[i].is_tensor ? "false" : "true");
+            fprintf(out, ", \"scalar\": %s", f->params[i].is_tensor ? "false" : "true");
+            if (f->params[i].has_default)
+                json_number(out, ", \"default\": ", f->params[i].deflt);
+            fputc('}', out);
         }
         fputs("],\n   \"results\": [", out);
         for (int i = 0; i < f->nresults; i++) {
