@@ -56,6 +56,10 @@ typedef struct Ctx {
     int *nusers;
     int *cost;       /* per node: elementwise ops to recompute it from
                         params, constants and reductions (capped) */
+    uint8_t *eager;  /* per node: a result written by a group of its own at
+                        once, not left for a consumer's kernel to write */
+    IrNode **pending;/* results waiting for a consumer's kernel to write them */
+    int npending, cappending;
 } Ctx;
 
 /* An elementwise value needed by several kernels is recomputed by each of
@@ -408,6 +412,33 @@ static uint8_t use_level(Ctx *c, const Group *g, const IrNode *n, IrNode **first
 /* the source spelling of a reduction: "sum", "max" */
 static const char *opname(const IrNode *n) { return op_info[n->op].src; }
 
+/* Is v's shape the reduced shape of g (keepdims or not): one value per
+ * row, column or scalar of the reduction? */
+static int is_reduced_shape(const Group *g, const IrNode *v)
+{
+    IrShape rs = reduced_shape(&g->space, g->axes);
+    IrShape vs = squeeze_ones(&v->shape, &g->space, g->axes);
+    return ir_shape_eq(&rs, &vs);
+}
+
+/* A reduction r just joined g and is broadcast back (a row kernel): the
+ * members computed from r that have the reduced shape (rsqrt(var + eps),
+ * say) are per-row values now, not per-element ones. */
+static void retag_rows(Ctx *c, Group *g, const IrNode *r)
+{
+    uint8_t *desc = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    desc[r->id] = 1;
+    for (int i = r->id + 1; i < c->f->nnodes; i++) {
+        IrNode *u = c->f->nodes[i];
+        if (!g->lvl[i] || is_reduce(u))
+            continue;
+        for (int j = 0; j < u->nin; j++)
+            desc[i] |= desc[u->in[j].node->id];
+        if (desc[i] && is_reduced_shape(g, u))
+            g->lvl[i] = FL_RED;
+    }
+}
+
 /* Try to add n to g (which holds a user of n); on refusal record why and
  * return 0.  The kind of g may change (loop -> reduce or row, reduce ->
  * row) when a reduction joins. */
@@ -472,6 +503,8 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                 g->kind = KK_REDUCE;
             g->axes = n->axes;
             g->lvl[n->id] = FL_RED;
+            if (back)
+                retag_rows(c, g, n);
         }
     }
     int est = group_estimate(c, g);
@@ -495,9 +528,7 @@ static int can_write(const Group *g, const IrNode *n)
         return 1;
     if (g->kind == KK_LOOP)
         return 0;
-    IrShape rs = reduced_shape(&g->space, g->axes);
-    IrShape ns = squeeze_ones(&n->shape, &g->space, g->axes);
-    return (g->lvl[n->id] & FL_RED) && ir_shape_eq(&rs, &ns);
+    return (g->lvl[n->id] & FL_RED) && is_reduced_shape(g, n);
 }
 
 /* A group of n's own, which writes it. */
@@ -557,6 +588,9 @@ static void place_unfused(Ctx *c, IrNode *n)
     write_results(c, g, n, 1);
 }
 
+static uint8_t *dependencies(Ctx *c);
+static int unite(Ctx *c, int i, int j, const uint8_t *dep);
+
 static void place(Ctx *c, IrNode *n)
 {
     int ngroups = c->ng; /* groups that exist now hold all of n's users */
@@ -573,6 +607,27 @@ static void place(Ctx *c, IrNode *n)
         if (is_result(c->f, n))
             write_results(c, own_group(c, n), n, 0);
         return;
+    }
+    if (is_reduce(n) && nuser_groups > 1) {
+        /* independent user kernels of one space become one (softmax and
+         * logsumexp of the same rows share their max) */
+        uint8_t *dep = dependencies(c);
+        int first = -1, left = 0;
+        for (int gi = 0; gi < ngroups; gi++) {
+            IrNode *u;
+            if (c->g[gi]->dead || !use_level(c, c->g[gi], n, &u))
+                continue;
+            if (first < 0)
+                first = gi;
+            else if (unite(c, first, gi, dep))
+                dep = dependencies(c);
+            else
+                left++;
+        }
+        if (!left) {
+            nuser_groups = 1;
+            single = c->g[first];
+        }
     }
     if (is_reduce(n) && nuser_groups > 1) {
         IrNode *u = c->users[n->id][0];
@@ -621,8 +676,30 @@ static void place(Ctx *c, IrNode *n)
     }
     if (bad)
         write_results(c, own_group(c, n), n, 1);
-    else if (is_result(c->f, n))
-        write_results(c, writer ? writer : own_group(c, n), n, 0);
+    else if (is_result(c->f, n) && writer)
+        write_results(c, writer, n, 0);
+    else if (is_result(c->f, n) && c->eager[n->id])
+        write_results(c, own_group(c, n), n, 0);
+    else if (is_result(c->f, n)) /* a consumer's kernel may become able to */
+        ARENA_PUSH(c->a, c->pending, c->npending, c->cappending, n);
+}
+
+/* After the main pass: a pending result goes to a kernel that holds it and
+ * can now write it (a loop that became a row kernel writes per-row values).
+ * Returns the id of one that none can write (plan again, eagerly), or -1. */
+static int settle_pending(Ctx *c)
+{
+    for (int i = 0; i < c->npending; i++) {
+        IrNode *n = c->pending[i];
+        Group *w = NULL;
+        for (int gi = 0; gi < c->ng && !w; gi++)
+            if (!c->g[gi]->dead && c->g[gi]->lvl[n->id] && can_write(c->g[gi], n))
+                w = c->g[gi];
+        if (!w)
+            return n->id;
+        write_results(c, w, n, 0);
+    }
+    return -1;
 }
 
 /* ---- dependencies, sideways merges, order ------------------------------------ */
@@ -657,8 +734,8 @@ static uint8_t *dependencies(Ctx *c)
             IrNode *in = k.inputs[i];
             if (in->op == OP_PARAM)
                 continue;
-            if (home[in->id] < 0)
-                ICE("a kernel reads a value that no kernel writes");
+            if (home[in->id] < 0) /* not placed yet (during the main pass) */
+                continue;
             if (home[in->id] != gi)
                 dep[gi * ng + home[in->id]] = 1;
         }
@@ -673,54 +750,60 @@ static uint8_t *dependencies(Ctx *c)
 }
 
 /* Can b join a sideways (b independent of a)?  Same space; a loop joins a
- * reduce or row kernel whose space it iterates as a ride-along. */
+ * reduce or row kernel whose space it iterates as a ride-along; reductions
+ * over the same axes share a kernel (a row kernel takes a row reduce). */
 static int sideways_ok(const Group *a, const Group *b)
 {
     if (!ir_shape_eq(&a->space, &b->space))
         return 0;
     if (a->kind == KK_LOOP || b->kind == KK_LOOP)
         return 1;
-    return a->kind == b->kind && a->axes == b->axes;
+    return a->axes == b->axes;
+}
+
+/* Merge group j into group i when they are independent (dep: the
+ * transitive dependencies) and the register budget allows; 1 if done. */
+static int unite(Ctx *c, int i, int j, const uint8_t *dep)
+{
+    Group *a = c->g[i], *b = c->g[j];
+    int ng = c->ng;
+    if (a->dead || b->dead || !sideways_ok(a, b) || dep[i * ng + j] || dep[j * ng + i])
+        return 0;
+    Group save = *a;
+    uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    memcpy(lv, a->lvl, (size_t)c->f->nnodes);
+    if (b->kind == KK_ROW || (a->kind == KK_LOOP && b->kind == KK_REDUCE)) {
+        a->kind = b->kind;
+        a->axes = b->axes;
+    }
+    for (int n = 0; n < c->f->nnodes; n++)
+        a->lvl[n] |= b->lvl[n];
+    for (int w = 0; w < b->nwr; w++)
+        group_write(c, a, b->wr[w].node, b->wr[w].result);
+    int est = group_estimate(c, a);
+    if (est > c->opt->max_registers) {
+        uint8_t *keep = a->lvl;
+        memcpy(keep, lv, (size_t)c->f->nnodes);
+        *a = save;
+        a->lvl = keep;
+        IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
+        if (pa && pb && pa != pb)
+            reject(c, pb, pa, "registers",
+                   arena_printf(c->a, "register estimate %d > budget %d", est,
+                                c->opt->max_registers));
+        return 0;
+    }
+    b->dead = 1;
+    return 1;
 }
 
 static void merge_sideways(Ctx *c)
 {
     uint8_t *dep = dependencies(c); /* recomputed after each merge only */
-    for (int i = 0; i < c->ng; i++) {
-        for (int j = i + 1; j < c->ng; j++) {
-            Group *a = c->g[i], *b = c->g[j];
-            if (a->dead || b->dead || !sideways_ok(a, b))
-                continue;
-            if (dep[i * c->ng + j] || dep[j * c->ng + i])
-                continue;
-            Group save = *a;
-            uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
-            memcpy(lv, a->lvl, (size_t)c->f->nnodes);
-            if (a->kind == KK_LOOP && b->kind != KK_LOOP) {
-                a->kind = b->kind;
-                a->axes = b->axes;
-            }
-            for (int n = 0; n < c->f->nnodes; n++)
-                a->lvl[n] |= b->lvl[n];
-            for (int w = 0; w < b->nwr; w++)
-                group_write(c, a, b->wr[w].node, b->wr[w].result);
-            int est = group_estimate(c, a);
-            if (est > c->opt->max_registers) {
-                uint8_t *keep = a->lvl;
-                memcpy(keep, lv, (size_t)c->f->nnodes);
-                *a = save;
-                a->lvl = keep;
-                IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
-                if (pa && pb)
-                    reject(c, pb, pa, "registers",
-                           arena_printf(c->a, "register estimate %d > budget %d", est,
-                                        c->opt->max_registers));
-                continue;
-            }
-            b->dead = 1;
-            dep = dependencies(c);
-        }
-    }
+    for (int i = 0; i < c->ng; i++)
+        for (int j = i + 1; j < c->ng; j++)
+            if (unite(c, i, j, dep))
+                dep = dependencies(c);
 }
 
 /* A loop group whose outputs a later group of the same space reads (a value
@@ -820,9 +903,12 @@ static const char *kind_word(KernelKind k)
     unreachable();
 }
 
-static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
+static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion, uint8_t *eager,
+                   int *retry)
 {
     Ctx c = {0};
+    *retry = -1;
+    c.eager = eager;
     c.a = a;
     c.f = f;
     c.opt = opt;
@@ -876,6 +962,8 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion)
         else
             place(&c, n);
     }
+    if (!no_fusion && (*retry = settle_pending(&c)) >= 0)
+        return NULL;
     if (!no_fusion) {
         merge_down(&c);
         merge_sideways(&c);
@@ -999,9 +1087,15 @@ static void check_contract(const Plan *p, const FusionOptions *opt, int *ok)
 
 Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt)
 {
-    Plan *p = build(a, f, opt, opt->no_fusion);
+    uint8_t *eager = ARENA_ARRAY(a, uint8_t, f->nnodes ? f->nnodes : 1);
+    int retry;
+    Plan *p = build(a, f, opt, opt->no_fusion, eager, &retry);
+    while (!p && retry >= 0 && !eager[retry]) { /* a result no kernel could write */
+        eager[retry] = 1;
+        p = build(a, f, opt, opt->no_fusion, eager, &retry);
+    }
     if (!p) /* a cyclic grouping: never expected; stay correct */
-        p = build(a, f, opt, 1);
+        p = build(a, f, opt, 1, eager, &retry);
     if (!p)
         ICE("no acyclic kernel order");
     verify(p);
