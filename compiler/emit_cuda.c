@@ -1024,6 +1024,13 @@ static void kernel_comment(KCtx *c)
         line(c, " *   %%%d %s = %s : %s   (%s:%d)", v->id, v->name ? v->name : "_", opn, t.data, path, ln);
         buf_free(&t);
     }
+    for (int i = 0; i < k->ninputs; i++) {
+        const IrNode *v = k->inputs[i];
+        if (is_scalar_param(c, v))
+            continue;
+        line(c, " *   reads %%%d %s%s", v->id, v->name ? v->name : "(intermediate)",
+             v->op == OP_PARAM ? " (param)" : "");
+    }
     for (int i = 0; i < k->noutputs; i++) {
         const IrNode *v = k->outputs[i];
         int r = k->out_result ? k->out_result[i] : -1;
@@ -1180,6 +1187,24 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
 
 static int need_decompose(const KCtx *c);
 
+/* Vector width of a full reduction: flat indexing, no element outputs. */
+static int scalar_vec_width(KCtx *c)
+{
+    if (need_decompose(c))
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (out_is_elem(c, i))
+            return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
+            maxsz = dtype_size(c->acc[a].node->dtype);
+    if (!maxsz)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
 /* Do the row scheme's indices need divisions (several kept or reduced groups)? */
 static int row_needs_div(const KCtx *c)
 {
@@ -1213,8 +1238,14 @@ static int plan_variants(KCtx *c, Variant *v)
         if (need_decompose(c)) {
             add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
             add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_i64");
-        } else
+        } else {
+            int vw = scalar_vec_width(c);
+            if (vw > 1) {
+                add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_v");
+                v[n - 1].vw = vw;
+            }
             add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
+        }
     } else {
         int64_t rl = static_row_len(c);
         int i64 = !row_needs_div(c);
@@ -1396,7 +1427,7 @@ static void emit_loop_bodies(KCtx *c, int V)
         if (c->ng <= 1)
             line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
         else
-            line(c, "const I nv = n; /* the stub checked gs%d %% %d == 0 */", c->ng - 1, V);
+            line(c, "const I nv = n; /* the stub checked that rows hold whole vectors */");
         line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
         line(c, "for (I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d; i < nv; i += stride) {", V);
         open_scope(c);
@@ -1795,7 +1826,7 @@ static void emit_scalar_body(KCtx *c)
     Buf ps = {0};
     body_params(c, &ps, ", unsigned char *scratch");
     reset_point(c);
-    line(c, "template <class I, int BS>");
+    line(c, "template <class I, int BS, int V>");
     line(c, "static __device__ __forceinline__ void %s_body(%s)", k->name, ps.data);
     line(c, "{");
     open_scope(c);
@@ -1815,14 +1846,39 @@ static void emit_scalar_body(KCtx *c)
             line(c, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
             buf_free(&t);
         }
-    line(c, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
+    RoundCtx rc = {reds, nreds, 1, 0};
+    int vw = scalar_vec_width(c);
+    if (vw > 1) {
+        /* V elements per thread and step: 16-byte loads of every full access
+         * (the stub checked alignment; V == 1 is the plain variant) */
+        line(c, "const I nv = n / V * V;");
+        line(c, "for (I i = ((I)blockIdx.x * BS + threadIdx.x) * V; i < nv; i += (I)gridDim.x * BS * V) {");
+        open_scope(c);
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_full(c, &c->acc[a]))
+                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", stype(c->acc[a].node->dtype),
+                     a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id]);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
+        c->vec = 1;
+        c->flat = "(i + j)";
+        if (c->ng == 1)
+            c->gi[0] = "(i + j)";
+        line(c, "const I r = i + j;");
+        round_elem(c, &rc);
+        close_scope(c);
+        close_scope(c);
+        reset_point(c);
+        line(c, "for (I i = nv + (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
+    } else
+        line(c, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
     open_scope(c);
     c->flat = "i";
     if (need_decompose(c))
         decompose(c, "i", -1);
     else if (c->ng == 1)
         c->gi[0] = "i";
-    RoundCtx rc = {reds, nreds, 1, 0};
     /* r is the index inside the reduced range: here the flat index */
     line(c, "const I r = i;");
     round_elem(c, &rc);
@@ -2074,7 +2130,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
         case VK_ROW_L:
             line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
-        case VK_SCALAR: line(c, "    %s_body<%s, %d>(%s);", c->k->name, I, v[i].bs, as.data); break;
+        case VK_SCALAR: line(c, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
         case VK_COLS: line(c, "    %s_cols_body<%s>(%s);", c->k->name, I, as.data); break;
         }
         line(c, "}");
@@ -2298,7 +2354,21 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
                       "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
                    SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
-        if (nv > 1) {
+        if (v[0].vw > 1) {
+            /* vector variant: aligned full accesses */
+            buf_puts(b, "    int vec = 1;\n");
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_full(c, &c->acc[a]))
+                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                               v[0].vw * dtype_size(c->acc[a].node->dtype));
+            buf_puts(b, "    if (vec) {\n");
+            buf_printf(b, "        blocks = (n + %d) / %d;\n", 512 * v[0].vw - 1, 512 * v[0].vw);
+            buf_printf(b, "        if (blocks > (int64_t)sm_count * 4)\n            blocks = (int64_t)sm_count * 4;\n"
+                          "        if (blocks > %d)\n            blocks = %d;\n        if (blocks < 1)\n"
+                          "            blocks = 1;\n", SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
+            host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
+            buf_puts(b, "    }\n");
+        } else if (nv > 1) {
             buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
             host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
         }
