@@ -347,7 +347,8 @@ void ir_print_module(FILE *out, const IrModule *m)
  * hundred nodes):
  *   fold: an elementwise node whose operands are all constants (so it is a
  *         scalar) becomes a constant, computed in double and rounded to its
- *         dtype exactly as the device would store it;
+ *         dtype exactly as the device would store it; x ** 2 becomes
+ *         square(x) and x ** -1 recip(x);
  *   cse:  a node equal to an earlier one (op, dtype, shape, operands with
  *         their bcast bits, attributes) is replaced by it;
  *   dce:  nodes that no result depends on are dropped, except parameters
@@ -479,6 +480,25 @@ static void fold_constants(IrFunc *f)
 
 /* Two nodes compute the same value: parameters never compare equal (each
  * is its own input), constants compare by value and sign of zero. */
+/* x ** 2 -> square(x), x ** -1 -> recip(x) (floats): exact rewrites that
+ * spare the device a powf; the constant's other users keep it alive. */
+static void strength_reduce(IrFunc *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *n = f->nodes[i];
+        if (n->op != OP_POW || n->in[1].node->op != OP_CONST || n->in[0].node->shape.rank != n->shape.rank)
+            continue;
+        double e = n->in[1].node->cval;
+        if (e == 2)
+            n->op = OP_SQUARE;
+        else if (e == -1 && dtype_is_float(n->dtype))
+            n->op = OP_RECIP;
+        else
+            continue;
+        n->nin = 1;
+    }
+}
+
 static int same_node(const IrNode *a, const IrNode *b)
 {
     if (a->op != b->op || a->dtype != b->dtype || a->nin != b->nin || !ir_shape_eq(&a->shape, &b->shape))
@@ -594,6 +614,7 @@ void ir_optimize(IrFunc *f)
         return;
     IrNode **repl = ARENA_ARRAY(f->arena, IrNode *, f->nnodes);
     fold_constants(f);
+    strength_reduce(f);
     cse(f, repl);
     remove_dead(f, repl);
     ir_renumber(f);
