@@ -30,6 +30,7 @@ static Buf json;        /* JSON mode: the array being built */
 static int json_items;  /* diagnostics in it */
 static int json_notes;  /* notes of the current diagnostic */
 static int suppressed;  /* past max_errors: drop this diagnostic's notes too */
+static int quiet;       /* count only */
 
 int diag_add_file(const char *path, const char *text, size_t len)
 {
@@ -95,6 +96,7 @@ Loc loc_span(Loc a, Loc b)
 void diag_set_format(DiagFormat f) { format = f; }
 void diag_set_color(int on) { color = on; }
 void diag_set_max_errors(int n) { max_errors = n; }
+void diag_set_quiet(int on) { quiet = on; }
 int diag_error_count(void) { return nerrors; }
 int diag_warning_count(void) { return nwarnings; }
 
@@ -217,7 +219,7 @@ static void emit(const char *sev, const char *sevcol, Loc loc, const char *fmt, 
 void diag_error(Loc loc, const char *fmt, ...)
 {
     nerrors++;
-    suppressed = max_errors > 0 && nerrors > max_errors;
+    suppressed = quiet || (max_errors > 0 && nerrors > max_errors);
     if (suppressed)
         return;
     va_list ap;
@@ -229,7 +231,9 @@ void diag_error(Loc loc, const char *fmt, ...)
 void diag_warning(Loc loc, const char *fmt, ...)
 {
     nwarnings++;
-    suppressed = 0;
+    suppressed = quiet;
+    if (suppressed)
+        return;
     va_list ap;
     va_start(ap, fmt);
     emit("warning", "\033[1;35m", loc, fmt, ap);

@@ -29,6 +29,7 @@ Loc loc_span(Loc a, Loc b); /* from a.begin to b.end */
 void diag_set_format(DiagFormat f);
 void diag_set_color(int on);          /* main decides: tty and NO_COLOR */
 void diag_set_max_errors(int n);      /* stop printing after n (0: no limit) */
+void diag_set_quiet(int on);          /* count but print nothing (fuzzers) */
 
 void diag_error(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_warning(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
