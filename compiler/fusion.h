@@ -105,6 +105,17 @@ typedef struct Rejection {
     const char *reason;          /* words for people, e.g. "register estimate 142 > budget 128" */
     const char *code;            /* stable key for tools: "grid-dependency", "registers", ... */
 } Rejection;
+/* The codes:
+ *   grid-dependency     a full or outer-axis reduction needed by every
+ *                       element of its consumer's kernel
+ *   space               the two iterate over different spaces or axes
+ *   registers           the merged kernel would exceed --max-registers
+ *   multiple-consumers  a reduction used by several kernels: computed once
+ *                       in a kernel of its own and stored
+ *   recompute           an elementwise value used by several kernels that
+ *                       is too dear to recompute in each: stored once
+ * producer is the node that was not fused, consumer its user in the kernel
+ * it did not join. */
 
 typedef struct Plan {
     IrFunc *fn;

@@ -530,6 +530,55 @@ static void test_reports(void)
     free(buf);
 }
 
+static void test_row_results(void)
+{
+    /* mu and rstd are results: the row kernel writes them once per row */
+    begin("ln_stats");
+    IrNode *x = param("x", shp(2, sym("N"), sym("D"), lit(0)));
+    IrNode *mu = red(OP_MEAN, x, 2, 1);
+    IrNode *xc = bin(OP_SUB, x, mu);
+    IrNode *rstd = un(OP_RSQRT, bin(OP_ADD, red(OP_MEAN, bin(OP_MUL, xc, xc), 2, 1), cnst(1e-5)));
+    IrNode *y = bin(OP_MUL, xc, rstd);
+    result("y", y);
+    result("mu", mu);
+    result("rstd", rstd);
+    Plan *p = plan();
+    CHECK(p->nkernels == 1 && p->kernels[0].kind == KK_ROW);
+    CHECK(p->kernels[0].noutputs == 3 && p->nintermediates == 0);
+    for (int i = 0; i < p->kernels[0].nvalues; i++)
+        if (p->kernels[0].values[i] == rstd)
+            CHECK(p->kernels[0].level[i] == FL_RED);
+
+    /* two row kernels sharing one row max become one */
+    begin("shared_max");
+    x = param("x", shp(2, sym("N"), sym("M"), lit(0)));
+    IrNode *m = red(OP_RMAX, x, 2, 1);
+    IrNode *e = un(OP_EXP, bin(OP_SUB, x, m));
+    result("p", bin(OP_DIV, e, red(OP_SUM, e, 2, 1)));
+    result("lse", bin(OP_ADD, un(OP_LOG, red(OP_SUM, e, 2, 1)), m));
+    p = plan();
+    CHECK(p->nkernels == 1 && p->kernels[0].kind == KK_ROW);
+    CHECK(!has_reject(p, "multiple-consumers"));
+}
+
+static void test_recompute_limit(void)
+{
+    /* 40 ops feeding a full sum and the division by it: stored once, by
+     * the reduce kernel, not recomputed by both */
+    begin("dear");
+    IrNode *x = param("x", shp(1, sym("N"), lit(0), lit(0)));
+    IrNode *t = x;
+    for (int i = 0; i < 20; i++)
+        t = un(OP_TANH, bin(OP_MUL, t, cnst(0.5)));
+    result("result", bin(OP_DIV, t, red(OP_SUM, t, 1, 0)));
+    Plan *p = plan();
+    CHECK(p->nkernels == 2);
+    CHECK(has_reject(p, "recompute"));
+    CHECK(p->kernels[0].kind == KK_REDUCE && p->kernels[0].noutputs == 2);
+    CHECK(p->nintermediates == 2); /* t and the sum */
+    CHECK(!in_list(p->kernels[1].values, p->kernels[1].nvalues, t));
+}
+
 /* ---- random graphs: every plan keeps the promises of fusion.h ------------- */
 
 static unsigned rng = 12345u;
@@ -641,6 +690,8 @@ int main(void)
     test_recompute();
     test_contract();
     test_reports();
+    test_row_results();
+    test_recompute_limit();
     test_random();
     arena_free_all(&arena);
     if (failures)
