@@ -427,7 +427,9 @@ static int check_depth(ParseCtx *ps, const AstExpr *root)
     while (n > 0 && ok) {
         DepthItem it = st[--n];
         if (it.depth > PARSE_MAX_NEST) {
-            parse_error(ps, it.e->loc, "expression nested too deeply (limit %d)", PARSE_MAX_NEST);
+            /* located at the whole expression: the deepest node says little */
+            parse_error(ps, root->loc, "expression nested too deeply (limit %d)",
+                        PARSE_MAX_NEST);
             diag_note(LOC_NONE, "split it into several statements");
             ok = 0;
             break;
