@@ -1136,6 +1136,37 @@ static Val builtin_unsqueeze(Sema *S, Frame *fr, const AstExpr *e)
     return val_node(n, e->loc);
 }
 
+/* A reduction of a scalar over all of its (zero) axes, as NumPy does it:
+ * sum/prod/max/min/mean/logsumexp give the value in the accumulate dtype,
+ * any/all compare it with 0, argmax/argmin give 0, and var/std give x - x
+ * (0, or NaN for an infinite or NaN value). */
+static Val reduce_scalar(Sema *S, int op, Val v, Loc loc)
+{
+    DType in = v.kind == V_NODE ? v.n->dtype : default_dtype(v), t = in;
+    v.loc = loc;
+    switch (op) {
+    case OP_ARGMAX:
+    case OP_ARGMIN: {
+        IrNode *z = lit_const(S, val_int(0, loc), DT_I64, 0);
+        return z ? val_node(z, loc) : val_err();
+    }
+    case OP_ANY:
+    case OP_ALL:
+        return in == DT_BOOL ? v : binary(S, OP_NE, v, val_int(0, loc), loc);
+    case OP_SUM:
+    case OP_PROD: t = dtype_is_float(in) ? in : DT_I64; break;
+    case OP_RMAX:
+    case OP_RMIN: break;
+    default: t = dtype_is_float(in) ? in : DT_F32; break;
+    }
+    IrNode *x = coerce(S, v, t);
+    if (!x)
+        return val_err();
+    if (op == OP_VAR || op == OP_STD)
+        return binary(S, OP_SUB, val_node(x, loc), val_node(x, loc), loc);
+    return val_node(x, loc);
+}
+
 /* sum(x, axis=1 | -1 | (0, 2), keepdims=false) and the other reductions. */
 static Val builtin_reduce(Sema *S, Frame *fr, const AstExpr *e, int op)
 {
@@ -1175,8 +1206,12 @@ static Val builtin_reduce(Sema *S, Frame *fr, const AstExpr *e, int op)
     if (v.kind == V_ERR)
         return v;
     if (v.kind == V_LIT || v.n->shape.rank == 0) {
-        diag_error(e->args[0]->loc, "%s needs a tensor, got a scalar", e->name);
-        return val_err();
+        if (axis) {
+            diag_error(axis->loc, "a scalar has no axes to reduce");
+            diag_note(LOC_NONE, "leave out axis= (%s of a scalar is the scalar itself)", e->name);
+            return val_err();
+        }
+        return reduce_scalar(S, op, v, e->loc);
     }
     IrNode *x = v.n;
     int rank = x->shape.rank;
