@@ -1435,6 +1435,32 @@ static Val eval(Sema *S, Frame *fr, const AstExpr *e)
     unreachable();
 }
 
+/* A parameter's default: a constant expression of literals (`1e-5`,
+ * `-1`, `1.0 / 1024`), folded like any literal expression; it takes the
+ * parameter's dtype with the usual range check.  Reports and returns 0
+ * when it is anything else. */
+static int default_value(Sema *S, FnInfo *fi, const AstParam *p, Val *out)
+{
+    if (p->type.is_tensor) {
+        diag_error(p->deflt->loc, "only scalar parameters can have a default");
+        return 0;
+    }
+    Frame empty = {0};
+    frame_init(S, &empty, fi);
+    empty.stmt = fi->fn->nbody; /* no "used before defined" scan */
+    int before = S->f->nnodes;
+    Val v = eval(S, &empty, p->deflt);
+    if (v.kind == V_LIT) {
+        *out = v;
+        return 1;
+    }
+    if (v.kind == V_NODE) {
+        S->f->nnodes = before; /* drop what the expression built */
+        diag_error(p->deflt->loc, "a default must be a constant, as in eps: f32 = 1e-5");
+    }
+    return 0;
+}
+
 /* ---- fn bodies ----------------------------------------------------------------------------
  * Statements: `name = expr`, `a, b = f(...)`, `return expr` (only with
  * `-> TYPE`, and then required, last).  Named results are assigned exactly
@@ -1668,13 +1694,13 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
             ok = 0;
             break;
         }
-        if (!args[i]) { /* the default: a literal of the parameter's dtype */
+        if (!args[i]) { /* the default: a constant of the parameter's dtype */
             Val d;
-            if (!const_literal(p->deflt, &d)) {
+            if (!default_value(S, fi, p, &d)) {
                 ok = 0;
                 break;
             }
-            IrNode *n = lit_const(S, d, t->dtype, 1);
+            IrNode *n = lit_const(S, d, t->dtype, 0);
             pv[i] = n ? val_node(n, e->loc) : val_err();
             ok = n != NULL;
             continue;
@@ -1797,11 +1823,7 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
             }
         if (p->deflt) {
             Val d;
-            if (p->type.is_tensor) {
-                diag_error(p->deflt->loc, "only scalar parameters can have a default");
-            } else if (!const_literal(p->deflt, &d)) {
-                diag_error(p->deflt->loc, "a default must be a literal, as in eps: f32 = 1e-5");
-            } else {
+            if (default_value(S, fi, p, &d)) {
                 IrNode *c = lit_const(S, d, ip->dtype, 0);
                 if (c) {
                     ip->has_default = 1;
