@@ -1859,6 +1859,8 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
         ir->shape = fr.res[r].shape;
         ir->node = fr.res[r].v.n;
         ir->loc = fr.res[r].loc;
+        if (!ir->node) /* a callee failed earlier and was reported then */
+            return NULL;
     }
     ir_optimize(f);
     return f;
