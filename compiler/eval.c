@@ -308,8 +308,9 @@ int eval_command(const IrModule *m, const EvalArgs *args)
     int rc = EXIT_ERROR;
     if (make_inputs(f, args, in)) {
         char err[1024];
-        if (!interp_run(f, in, out, err, sizeof err)) {
-            diag_error(LOC_NONE, "%s", err);
+        Loc at;
+        if (!interp_run_at(f, in, out, err, sizeof err, &at)) {
+            diag_error(at, "%s", err);
         } else {
             if (args->output_dir) {
                 if (write_results(f, out, args->output_dir))

@@ -135,6 +135,7 @@ typedef struct Run {
     Val *vals;       /* per node id */
     char *err;
     size_t errlen;
+    Loc *where;      /* interp_run_at: where a run-time error happened */
 } Run;
 
 static int fail(Run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,11 +150,15 @@ static int fail(Run *r, const char *fmt, ...)
 }
 
 /* " (at file:line:col)" for run-time errors of a node, or "". */
-static void where(const IrNode *n, char *buf, size_t len)
+static void where(Run *r, const IrNode *n, char *buf, size_t len)
 {
     buf[0] = 0;
     if (n->loc.file < 0)
         return;
+    if (r->where) { /* the caller shows the place itself */
+        *r->where = n->loc;
+        return;
+    }
     int line, col;
     diag_line_col(n->loc.file, n->loc.begin, &line, &col);
     snprintf(buf, len, " (at %s:%d:%d)", diag_file_path(n->loc.file), line, col);
@@ -397,7 +402,7 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
                 str[k][d] = 0;
             } else if (in[k]->dims[od] != dims[d]) {
                 char loc[300];
-                where(n, loc, sizeof loc);
+                where(r, n, loc, sizeof loc);
                 tensor_free(out);
                 return fail(r, "operand %d of '%s' has size %lld on axis %d where %lld is needed%s", k,
                             op_info[n->op].src, (long long)in[k]->dims[od], od, (long long)dims[d], loc);
@@ -448,7 +453,7 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
         }
         if (divzero) {
             char loc[300];
-            where(n, loc, sizeof loc);
+            where(r, n, loc, sizeof loc);
             tensor_free(out);
             return fail(r, "integer %s by zero%s", op == OP_DIV ? "division" : "remainder", loc);
         }
@@ -520,7 +525,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         ICE("reduction shape disagrees with its operand");
     if ((op == OP_ARGMAX || op == OP_ARGMIN) && count == 0 && onum > 0) {
         char loc[300];
-        where(n, loc, sizeof loc);
+        where(r, n, loc, sizeof loc);
         return fail(r, "%s of an empty axis (size 0) has no answer%s", op_info[op].src, loc);
     }
     if (!alloc_or_fail(r, out, dt, orank, odims))
@@ -715,9 +720,17 @@ static int run_nodes(Run *r, const Tensor *inputs)
 
 int interp_run(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *err, size_t errlen)
 {
-    Run r = {f, NULL, NULL, NULL, err, errlen};
+    return interp_run_at(f, inputs, outputs, err, errlen, NULL);
+}
+
+int interp_run_at(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *err, size_t errlen,
+                  Loc *where_out)
+{
+    Run r = {f, NULL, NULL, NULL, err, errlen, where_out};
     if (err && errlen)
         err[0] = 0;
+    if (where_out)
+        *where_out = LOC_NONE;
     for (int i = 0; i < f->nnodes; i++)
         if (f->nodes[i]->id != i)
             ICE("IR node ids are not positions (ir_renumber was not run)");

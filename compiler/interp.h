@@ -38,6 +38,11 @@ double bf16_bits_to_double(uint16_t h);
  * fills outputs[0..nresults) (caller frees) and returns 1; otherwise writes
  * a message to err and returns 0. */
 int interp_run(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *err, size_t errlen);
+/* The same, but a run-time error of a node (integer division by zero,
+ * argmax of an empty axis) sets *where to its source location and leaves
+ * the place out of err; other errors set LOC_NONE. */
+int interp_run_at(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *err, size_t errlen,
+                  Loc *where);
 
 /* Fill t with seeded pseudo-random values suited to its dtype (floats in
  * [-2, 2), integers in [-8, 8), bools 50/50); deterministic per seed. */

@@ -418,6 +418,21 @@ static void test_int(void)
     CHECK(!run(f, in2, &out));
     CHECK(strstr(errbuf, "remainder by zero") != NULL);
     free_all(in2, 2);
+    /* the failing node's place: in the message (interp_run) or out (interp_run_at) */
+    static const char src[] = "fn f(a: i32) -> i32 {\n    return a / 0\n}\n";
+    int fid = diag_add_file("t.fuse", src, sizeof src - 1);
+    f = fn();
+    x = param(f, "x", DT_I64, SH(1, D(1)));
+    IrNode *dz = node(f, OP_DIV, DT_I64, x->shape, x, cnst(f, DT_I64, 0), NULL);
+    dz->loc = (Loc){fid, 33, 38};
+    result(f, dz, "q");
+    Tensor onei = vec(DT_I64, 1, (double[]){1});
+    CHECK(!run(f, &onei, &out));
+    CHECK(strstr(errbuf, "integer division by zero (at t.fuse:2:12)") != NULL);
+    Loc at = LOC_NONE;
+    CHECK(!interp_run_at(f, &onei, &out, errbuf, sizeof errbuf, &at));
+    CHECK(strcmp(errbuf, "integer division by zero") == 0 && at.file == fid && at.begin == 33);
+    tensor_free(&onei);
     Tensor fd = binary(OP_DIV, DT_F32, (double[]){1, -1, 0}, (double[]){0, 0, 0}, 3);
     CHECK_VAL(fd.data[0], INFINITY);
     CHECK_VAL(fd.data[1], -INFINITY);
