@@ -479,6 +479,9 @@ static IrNode *lit_const(Sema *S, Val v, DType t, int explicit)
                        dtype_name(t), t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38);
             return NULL;
         }
+        if (r == 0 && x != 0) /* eps-like constants that vanish in f16 are a classic bug */
+            diag_warning(v.loc, "%s rounds to 0 in %s (its smallest positive value is %g)", lit_str(S, v),
+                         dtype_name(t), t == DT_F16 ? ldexp(1, -24) : t == DT_BF16 ? ldexp(1, -133) : ldexp(1, -149));
         n->cval = r;
         n->ival = 0;
     } else if (t == DT_BOOL) {
