@@ -171,7 +171,12 @@ void ir_renumber(IrFunc *f);
  *     %2 = sub %0, %1 bcast(1) : f32[N, M]
  *     ...
  *     return result = %5
- * (bcast(d...) after an operand lists the stretched output dims.) */
+ * (bcast(d...) after an operand lists the stretched output dims.)
+ * Also: `const VALUE` (shortest decimal that rounds back to the dtype;
+ * true/false; inf, nan), `param NAME`, `axis(k)` on unsqueeze, a trailing
+ * `  # name` when the node has a source name, `= VALUE` after a param with
+ * a default, `N=1024` for a -D static symbol, ` kernels(N)` after syms()
+ * for @kernels(N); syms() is left out when there are none. */
 void ir_print_func(FILE *out, const IrFunc *f);
 void ir_print_module(FILE *out, const IrModule *m);
 
