@@ -151,7 +151,7 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
             } else {
                 for (int d = 0; d < p->shape.rank; d++) {
                     IrDim pd = p->shape.dims[d];
-                    if (pd.size < 0 && pd.sym >= 0 && sym[pd.sym] < 0)
+                    if (pd.size < 0 && pd.sym >= 0 && pd.sym < f->nsyms && sym[pd.sym] < 0)
                         sym[pd.sym] = in[pi].dims[d]; /* interp_run checks the rest */
                 }
             }
@@ -175,6 +175,8 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
         int64_t dims[IR_MAX_RANK];
         for (int d = 0; ok && d < p->shape.rank; d++) {
             IrDim pd = p->shape.dims[d];
+            if (pd.size < 0 && (pd.sym < 0 || pd.sym >= f->nsyms))
+                ICE("param dim is neither static nor symbolic");
             dims[d] = pd.size >= 0 ? pd.size : sym[pd.sym];
             if (dims[d] < 0) {
                 const char *n = f->syms[pd.sym];
