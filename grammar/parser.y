@@ -344,6 +344,8 @@ static const char *expected_words(ParseCtx *ps, const yysymbol_kind_t *exp, int 
         return "expected an attribute name after '@'";
     if (n == 1 && exp[0] == YYSYMBOL_STRING)
         return "expected a file name in double quotes after 'import'";
+    if (n == 2 && has_char(exp, n, '=') && has_char(exp, n, ','))
+        return "expected '=' after the name that starts this statement";
     if (has(exp, n, YYSYMBOL_NAME) && ps->prev_tok == '(' && !ps->in_results)
         return "expected a parameter name or ')'";
     /* List them; binary operators are left out: one is always possible
