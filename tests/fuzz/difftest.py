@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""difftest.py -- differential testing of generated code on the GPU.
+
+    difftest.py --fusec build/fusec --runtime-lib build/runtime \
+        --seed S --files F --fns K [--jobs J] [--workdir DIR]
+
+Generates F x K random programs (gen_programs.py) and, for every fn, with
+random dims (odd sizes, ones and zeros included) and random inputs, compares:
+  * the float64 interpreter (`fusec --emit=eval`) against the fused CUDA
+    target, the fused NVRTC target, and the `--no-fusion` CUDA target;
+  * the fused CUDA target against the `--no-fusion` one and the NVRTC one.
+Every output buffer is poisoned with NaN first.  Tolerances (per result
+dtype, on |got - want| <= rtol * |want| + atol * scale, scale = the largest
+finite |want| of that result):
+    f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2  (rtol = atol)
+They are looser than fuse-run's because a random fn chains up to a dozen
+ops, and the interpreter rounds every node to its dtype while a fused kernel
+keeps f32 between ops (LANGUAGE.md: f16/bf16 "stored as such and computed in
+f32").  NaN must meet NaN and inf the same inf.
+Prints one line per mismatch and a closing "N passed, N failed" line.
+"""
+import argparse
+import concurrent.futures as cf
+import ctypes
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOL = {"f64": 1e-9, "f32": 2e-4, "f16": 2e-2, "bf16": 8e-2}
+TORCH_DT = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+            "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+NP_DT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+         "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 31, 33, 64, 100, 129, 257, 1000]
+
+
+def build(args, src, target, nofuse, tag):
+    out = src[:-5] + tag + (".cu" if target == "cuda" else ".c")
+    flags = ["--no-fusion"] if nofuse else []
+    subprocess.run([args.fusec, "--target=" + target, *flags, src, "-o", out], check=True,
+                   stderr=subprocess.DEVNULL)
+    so = src[:-5] + tag + ".so"
+    inc = os.path.join(ROOT, "runtime")
+    if target == "cuda":
+        cmd = ["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-I", inc,
+               "-I", os.path.dirname(src), out, "-o", so, "-L", args.runtime_lib, "-lfusert",
+               "-Xlinker", "-rpath=" + args.runtime_lib]
+    else:
+        cmd = ["gcc", "-O2", "-std=c11", "-shared", "-fPIC", "-I", inc, "-I", os.path.dirname(src),
+               out, "-o", so, "-L", args.runtime_lib, "-lfusert", "-Wl,-rpath," + args.runtime_lib]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return so
+
+
+def dims_for(rng, fn):
+    """Random sizes for the fn's symbols, keeping every tensor small enough
+    for the interpreter and f16 sums in range."""
+    for _ in range(50):
+        d = {s: rng.choice(SIZES) for s in fn["syms"]}
+        ok = True
+        for p in fn["params"] + fn["results"]:
+            n = 1
+            for x in p.get("shape", []):
+                n *= d[x] if isinstance(x, str) else x
+            if n > (8192 if p["dtype"] in ("f16", "bf16") else 65536):
+                ok = False
+        if ok:
+            return d
+    return {s: 1 for s in fn["syms"]}
+
+
+def shape_of(p, d):
+    return tuple(d[x] if isinstance(x, str) else x for x in p.get("shape", []))
+
+
+def to_host(t, dt):
+    if dt == "bf16":
+        return t.view(torch.int16).cpu().numpy().view(np.uint16)
+    return t.cpu().numpy()
+
+
+def as_f64(a, dt):
+    if dt == "bf16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64)
+
+
+def compare(got, want, dt):
+    g, w = as_f64(got, dt).ravel(), as_f64(want, dt).ravel()
+    if g.shape != w.shape:
+        return "shape %s != %s" % (g.shape, w.shape)
+    if dt in ("i32", "i64", "bool"):
+        bad = np.nonzero(g != w)[0]
+    else:
+        tol = TOL[dt]
+        fin = np.isfinite(w)
+        scale = np.max(np.abs(w[fin])) if fin.any() else 0.0
+        nan_bad = np.isnan(g) != np.isnan(w)
+        inf_bad = np.isinf(w) & (g != w)
+        with np.errstate(invalid="ignore"):
+            val_bad = fin & ~(np.abs(g - w) <= tol * np.abs(w) + tol * scale)
+        bad = np.nonzero(nan_bad | inf_bad | val_bad)[0]
+    if len(bad):
+        i = bad[0]
+        return "%d of %d differ, first at %d: got %r want %r" % (len(bad), g.size, i, g[i], w[i])
+    return None
+
+
+class Lib:
+    def __init__(self, so):
+        self.lib = ctypes.CDLL(so)
+
+    def call(self, name, bufs, scalars, dims):
+        f = getattr(self.lib, name + "_packed")
+        f.restype = ctypes.c_int
+        ptrs = (ctypes.c_void_p * max(1, len(bufs)))(*[b.data_ptr() for b in bufs])
+        sc = (ctypes.c_double * max(1, len(scalars)))(*(scalars or [0.0]))
+        dv = (ctypes.c_int64 * max(1, len(dims)))(*(dims or [0]))
+        return f(ptrs, sc, dv, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+
+
+def run_fn(args, rt, libs, src, fn, rng, workdir):
+    name = fn["name"]
+    d = dims_for(rng, fn)
+    host, bufs, files = {}, [], []
+    for i, p in enumerate(fn["params"]):
+        shp = shape_of(p, d)
+        a = np.random.default_rng(rng.randrange(1 << 30)).uniform(-2, 2, size=shp)
+        if p["dtype"] == "bf16":
+            a = (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+            # that truncation is a valid bf16 value; the interpreter reads raw bits
+        else:
+            a = a.astype(NP_DT[p["dtype"]])
+        path = os.path.join(workdir, "%s_%s.npy" % (name, p["name"]))
+        np.save(path, a)
+        files += ["--input", "%s=%s" % (p["name"], path)]
+        if p["dtype"] == "bf16":
+            t = torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(a.copy())
+        host[p["name"]] = t.cuda()
+    outdir = os.path.join(workdir, name + "_ref")
+    os.makedirs(outdir, exist_ok=True)
+    r = subprocess.run([args.fusec, "--emit=eval", "--fn", name, *files, "--output-dir", outdir, src],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["%s: interpreter failed: %s" % (name, r.stderr.strip()[:300])]
+    want = {p["name"]: np.load(os.path.join(outdir, p["name"] + ".npy")) for p in fn["results"]}
+    dimv = [d[s] for s in fn["syms"]]
+    problems = []
+    got_by = {}
+    for label, lib in libs.items():
+        outs = [torch.full(shape_of(p, d) or (1,), float("nan"), device="cuda",
+                           dtype=TORCH_DT[p["dtype"]]) if p["dtype"] not in ("i32", "i64", "bool")
+                else torch.zeros(shape_of(p, d) or (1,), device="cuda", dtype=TORCH_DT[p["dtype"]])
+                for p in fn["results"]]
+        st = lib.call(name, [host[p["name"]] for p in fn["params"]] + outs, [], dimv)
+        torch.cuda.synchronize()
+        if st != 0:
+            problems.append("%s %s dims %s: status %d: %s" % (name, label, d, st,
+                                                               rt.fusert_last_error().decode()))
+            continue
+        got_by[label] = {}
+        for p, o in zip(fn["results"], outs):
+            g = to_host(o, p["dtype"]).reshape(shape_of(p, d))
+            got_by[label][p["name"]] = g
+            msg = compare(g, want[p["name"]], p["dtype"])
+            if msg:
+                problems.append("%s %s dims %s: %s: %s" % (name, label, d, p["name"], msg))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fusec", required=True)
+    ap.add_argument("--runtime-lib", required=True)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--files", type=int, default=10)
+    ap.add_argument("--fns", type=int, default=20)
+    ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--workdir")
+    args = ap.parse_args()
+    work = args.workdir or tempfile.mkdtemp(prefix="difftest-")
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_programs.py"), "--seed", str(args.seed),
+                    "--files", str(args.files), "--fns", str(args.fns), "--out", work], check=True)
+    srcs = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".fuse"))
+    variants = {"cuda": ("cuda", False), "nvrtc": ("nvrtc", False), "nofusion": ("cuda", True)}
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        futs = {(s, v): ex.submit(build, args, s, t, nf, "_" + v) for s in srcs for v, (t, nf) in variants.items()}
+        sos = {}
+        for k, f in futs.items():
+            try:
+                sos[k] = f.result()
+            except subprocess.CalledProcessError as e:
+                print("FAIL build %s %s: %s" % (k[0], k[1], e))
+    rt = ctypes.CDLL(os.path.join(args.runtime_lib, "libfusert.so"))
+    rt.fusert_last_error.restype = ctypes.c_char_p
+    npass = nfail = 0
+    for s in srcs:
+        plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", s], stderr=subprocess.DEVNULL))
+        libs = {v: Lib(sos[(s, v)]) for v in variants if (s, v) in sos}
+        rng = random.Random(hash(os.path.basename(s)) ^ args.seed)
+        for fn in plan["functions"]:
+            try:
+                problems = run_fn(args, rt, libs, s, fn, rng, work)
+            except Exception as e:  # a crash of the harness is a failure too
+                problems = ["%s: harness error %r" % (fn["name"], e)]
+            if len(libs) < len(variants):
+                problems.append("%s: %d of %d variants did not build" % (fn["name"], len(variants) - len(libs), len(variants)))
+            if problems:
+                nfail += 1
+                for p in problems[:4]:
+                    print("MISMATCH " + p, flush=True)
+            else:
+                npass += 1
+    print("programs: %d fns in %d files, variants: %s" % (npass + nfail, len(srcs), ", ".join(variants)))
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
