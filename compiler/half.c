@@ -76,12 +76,12 @@ double bf16_bits_to_double(uint16_t h) { return unpack_small(h, 8, 7); }
  * inf under IEEE rules, but C calls it undefined, and sanitizers agree. */
 static double round_f32(double v)
 {
-    const double limit = ldexp(2.0 - ldexp(1.0, -24), 127); /* halfway to 2^128 */
-    if (isfinite(v) && fabs(v) >= limit)
-        return v > 0 ? INFINITY : -INFINITY;
-    if (isfinite(v) && fabs(v) > FLT_MAX)
-        return v > 0 ? FLT_MAX : -FLT_MAX;
-    return (double)(float)v;
+    double a = fabs(v);
+    if (!(a > FLT_MAX)) /* the common case, NaN included */
+        return (double)(float)v;
+    if (a >= 0x1.ffffffp127) /* halfway from FLT_MAX to 2^128, and inf */
+        return copysign(INFINITY, v);
+    return copysign(FLT_MAX, v);
 }
 
 static double round_int(double v, double lo, double hi)
