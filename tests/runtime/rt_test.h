@@ -6,7 +6,9 @@
  * directory and arch, so it runs the same under ctest, lit or by hand. */
 #ifndef RT_TEST_H
 #define RT_TEST_H
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "fusert.h"
 #include <dirent.h>
 #include <stdio.h>
