@@ -221,6 +221,7 @@ def main():
                     print("MISMATCH " + p, flush=True)
             else:
                 npass += 1
+        print("progress: %s: %d passed, %d failed so far" % (os.path.basename(s), npass, nfail), flush=True)
     print("programs: %d fns in %d files, variants: %s" % (npass + nfail, len(srcs), ", ".join(variants)))
     print("%d passed, %d failed" % (npass, nfail))
     return 1 if nfail else 0
