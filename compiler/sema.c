@@ -1082,14 +1082,13 @@ static Val builtin_cast(Sema *S, Frame *fr, const AstExpr *e)
 
 /* An axis: an integer literal, maybe negative.  *ax gets it normalised to
  * 0..rank-1 (rank+1 for unsqueeze's insertion point). */
-static int axis_value(Sema *S, const AstExpr *e, int rank, int *ax)
+static int axis_value(const AstExpr *e, int rank, int *ax)
 {
     Val v;
     if (!const_literal(e, &v) || v.lk != L_INT) {
         diag_error(e->loc, "an axis must be an integer literal");
         return 0;
     }
-    (void)S;
     if (v.i < -rank || v.i >= rank) {
         diag_error(e->loc, "axis %lld is out of range for a tensor of rank %d", (long long)v.i, rank);
         if (rank > 0)
@@ -1123,7 +1122,7 @@ static Val builtin_unsqueeze(Sema *S, Frame *fr, const AstExpr *e)
     if (!x)
         return val_err();
     int r = x->shape.rank, ax;
-    if (!axis_value(S, axis, r + 1, &ax))
+    if (!axis_value(axis, r + 1, &ax))
         return val_err();
     if (r + 1 > IR_MAX_RANK) {
         diag_error(e->loc, "unsqueeze would give rank %d; a tensor has at most %d dims", r + 1, IR_MAX_RANK);
@@ -1239,7 +1238,7 @@ static Val builtin_reduce(Sema *S, Frame *fr, const AstExpr *e, int op)
         }
         for (int i = 0; i < axis->nargs; i++) {
             int ax;
-            if (!axis_value(S, axis->args[i], rank, &ax))
+            if (!axis_value(axis->args[i], rank, &ax))
                 return val_err();
             if (mask & (1u << ax)) {
                 diag_error(axis->args[i]->loc, "axis %d appears twice in the axis tuple", ax);
@@ -1249,7 +1248,7 @@ static Val builtin_reduce(Sema *S, Frame *fr, const AstExpr *e, int op)
         }
     } else {
         int ax;
-        if (!axis_value(S, axis, rank, &ax))
+        if (!axis_value(axis, rank, &ax))
             return val_err();
         mask = 1u << ax;
     }
@@ -1548,7 +1547,7 @@ static void run_body(Sema *S, Frame *fr)
 /* Results `-> TYPE` or `-> (a: T, ...)` with dims resolved in fr. */
 /* A result's dims must be dims of the parameters (a symbol the caller
  * cannot bind would leave the output's size unknown). */
-static int resolve_results(Sema *S, Frame *fr, int *unbound)
+static int resolve_results(Sema *S, Frame *fr)
 {
     AstFn *fn = fr->fi->fn;
     fr->nres = fn->nresults;
@@ -1576,7 +1575,6 @@ static int resolve_results(Sema *S, Frame *fr, int *unbound)
                     diag_error(ad->loc, "dim %s of the result of '%s' is not the dim of any parameter", ad->name,
                                fn->name);
                     diag_note(LOC_NONE, "result dims must come from the parameters' types");
-                    *unbound = 1;
                     ok = 0;
                     break;
                 }
@@ -1746,8 +1744,7 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
     }
     if (!ok)
         return 0;
-    int unbound = 0;
-    if (!resolve_results(S, &cf, &unbound)) {
+    if (!resolve_results(S, &cf)) {
         fi->errored = 1;
         return 0;
     }
@@ -1776,9 +1773,8 @@ static int call_fn(Sema *S, Frame *fr, const AstExpr *e, FnInfo *fi, Val *out, i
  * appearance in the parameters then the results. */
 
 /* @kernels(N): the fn must become at most N kernels (fusion checks it). */
-static void apply_attrs(Sema *S, AstFn *fn, IrFunc *f)
+static void apply_attrs(AstFn *fn, IrFunc *f)
 {
-    (void)S;
     for (int i = 0; i < fn->nattrs; i++) {
         AstAttr *at = &fn->attrs[i];
         if (strcmp(at->name, "kernels") != 0) {
@@ -1806,7 +1802,7 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
     IrFunc *f = ir_func_new(S->a, fn->name, fn->loc);
     S->f = f;
     int before = diag_error_count();
-    apply_attrs(S, fn, f);
+    apply_attrs(fn, f);
     Frame fr = {0};
     frame_init(S, &fr, fi);
     f->nparams = fn->nparams;
@@ -1842,8 +1838,7 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
         Binding b = {p->name, val_node(n, p->loc), p->loc, ROLE_PARAM, 0, -1};
         add_binding(S, &fr, b);
     }
-    int unbound = 0;
-    resolve_results(S, &fr, &unbound);
+    resolve_results(S, &fr);
     fi->active = 1;
     ARENA_PUSH(S->a, S->calls, S->ncalls, S->capcalls, fi);
     run_body(S, &fr);
