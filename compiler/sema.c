@@ -837,7 +837,8 @@ static int is_arith(int op)
 static Val fold_literals(Sema *S, int op, Val a, Val b, Loc loc)
 {
     if (op == OP_AND || op == OP_OR) {
-        if (!check_logical(S, a, op_info[op].src) | !check_logical(S, b, op_info[op].src))
+        int ok_a = check_logical(S, a, op_info[op].src), ok_b = check_logical(S, b, op_info[op].src);
+        if (!ok_a || !ok_b) /* both checked: each operand gets its own error */
             return val_err();
         return val_bool(op == OP_AND ? a.i && b.i : a.i || b.i, loc);
     }
@@ -922,7 +923,8 @@ static Val binary(Sema *S, int op, Val a, Val b, Loc loc)
     if (a.kind == V_LIT && b.kind == V_LIT)
         return fold_literals(S, op, a, b, loc);
     if (op == OP_AND || op == OP_OR) {
-        if (!check_logical(S, a, op_info[op].src) | !check_logical(S, b, op_info[op].src))
+        int ok_a = check_logical(S, a, op_info[op].src), ok_b = check_logical(S, b, op_info[op].src);
+        if (!ok_a || !ok_b) /* both checked: each operand gets its own error */
             return val_err();
     }
     Val vs[2] = {a, b};
