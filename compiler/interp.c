@@ -747,15 +747,17 @@ int interp_run_at(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *
         r.sym[s] = f->sym_static ? f->sym_static[s] : -1;
         r.sym_param[s] = -1;
     }
-    /* use counts: operand slots plus results */
-    for (int i = 0; i < f->nnodes; i++)
-        for (int k = 0; k < f->nodes[i]->nin; k++)
-            r.vals[f->nodes[i]->in[k].node->id].left++;
+    /* use counts: results, then the operand slots of nodes that are used,
+     * walking users before operands, so that dead nodes hold nothing alive */
     for (int o = 0; o < f->nresults; o++) {
         if (!f->results[o].node)
             ICE("result without a node");
         r.vals[f->results[o].node->id].left++;
     }
+    for (int i = f->nnodes - 1; i >= 0; i--)
+        if (r.vals[i].left > 0)
+            for (int k = 0; k < f->nodes[i]->nin; k++)
+                r.vals[f->nodes[i]->in[k].node->id].left++;
     int ok = run_nodes(&r, inputs);
     int made = 0;
     for (; ok && made < f->nresults; made++) {
