@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- statuses and the last error -------------------------------------- */
 
@@ -93,8 +94,16 @@ static void unlock(int *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
 
 /* Compile (or fetch from the cache) and load p for device dev.  Called with
  * p->lock held and the device's context current. */
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static fusert_status load_program(const fusert_driver *d, fusert_program *p, int dev)
 {
+    double t0 = clock_ms();
     void *image = NULL;
     size_t size = 0;
     fusert_status s = fusert_compile(p->name, p->source, p->options, &image, &size);
@@ -126,6 +135,9 @@ static fusert_status load_program(const fusert_driver *d, fusert_program *p, int
     }
     p->modules[dev] = mod;
     __atomic_store_n(&p->functions[dev], fns, __ATOMIC_RELEASE);
+    if (fusert__verbose())
+        fprintf(stderr, "fusert: module '%s' ready on device %d in %.2f ms (%d kernels)\n",
+                p->name ? p->name : "?", dev, clock_ms() - t0, p->nkernels);
     return FUSERT_SUCCESS;
 }
 
