@@ -49,6 +49,7 @@ static const IrFunc *pick_fn(const IrModule *m, const char *name)
     return NULL;
 }
 
+/* "x, g, b, eps": for the note under an unknown --input */
 static void param_list(const IrFunc *f, Buf *b)
 {
     for (int i = 0; i < f->nparams; i++)
@@ -141,6 +142,8 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
                 diag_error(LOC_NONE, "--input %s: %s", e->name, err);
                 ok = 0;
             } else if (in[pi].dtype != p->dtype) {
+                /* checked here, not only in interp_run: a wrong rank would
+                 * otherwise surface first as an unbound dim elsewhere */
                 diag_error(LOC_NONE, "input for param '%s' has dtype %s, but the param is %s", p->name,
                            dtype_name(in[pi].dtype), dtype_name(p->dtype));
                 ok = 0;
@@ -206,6 +209,9 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
 
 /* ---- printing ----------------------------------------------------------------- */
 
+/* One value: integers exactly, floats with 9 significant digits (enough to
+ * tell any two f32 apart), and the same spelling of nan/inf everywhere
+ * (printf may write "-nan"). */
 static void put_value(Buf *b, double v, DType t)
 {
     if (isnan(v))
@@ -252,9 +258,12 @@ static void print_result(Buf *b, const IrResult *r, const Tensor *t)
 
 /* ---- writing ------------------------------------------------------------------ */
 
+/* Every result to DIR/NAME.npy, all or nothing: each is written in full to
+ * a hidden temporary beside its final name, and only when all exist are
+ * they renamed (a rename within one folder is atomic). */
 static int write_results(const IrFunc *f, const Tensor *out, const char *dir)
 {
-    struct stat st;
+    struct stat st; /* one missing level is created, as tools expect */
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT || mkdir(dir, 0777) != 0) {
             diag_error(LOC_NONE, "--output-dir %s: %s", dir, strerror(errno));
@@ -298,6 +307,8 @@ static int write_results(const IrFunc *f, const Tensor *out, const char *dir)
     return ok;
 }
 
+/* Inputs, run, results; every failure reports through diag and returns
+ * EXIT_ERROR with nothing written. */
 int eval_command(const IrModule *m, const EvalArgs *args)
 {
     const IrFunc *f = pick_fn(m, args->fn);

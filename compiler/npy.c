@@ -179,7 +179,9 @@ static int parse_header(const char *text, size_t len, Hdr *h, char *why, size_t 
 
 /* ---- dtypes ---------------------------------------------------------------------- */
 
-/* descr -> dtype; bf16 travels as raw '<u2' bits.  Returns 0 if unknown. */
+/* descr -> dtype; bf16 travels as raw '<u2' bits.  Returns 0 if unknown.
+ * '=' (native order) is accepted because every host we build for is
+ * little-endian; '|' is NumPy's "no byte order" for 1-byte types. */
 static int descr_dtype(const char *d, DType want, DType *out)
 {
     if (d[0] != '<' && d[0] != '|' && d[0] != '=')
@@ -219,6 +221,7 @@ static const char *dtype_descr(DType t)
     unreachable();
 }
 
+/* n bytes little-endian, whatever the host's byte order */
 static uint64_t get_le(const unsigned char *p, int n)
 {
     uint64_t v = 0;
@@ -233,6 +236,8 @@ static void put_le(unsigned char *p, uint64_t v, int n)
         p[i] = (unsigned char)(v & 0xff);
 }
 
+/* One element of dtype t from its file bytes, as the double the
+ * interpreter holds (exact for every dtype but i64 beyond 2^53). */
 static double decode(const unsigned char *p, DType t)
 {
     uint64_t u = get_le(p, dtype_size(t));
@@ -258,6 +263,8 @@ static double decode(const unsigned char *p, DType t)
     unreachable();
 }
 
+/* The inverse of decode; values are rounded to t first, so a tensor that
+ * holds an unrounded double still writes the nearest representable value. */
 static void encode(unsigned char *p, double v, DType t)
 {
     uint64_t u = 0;
@@ -357,6 +364,8 @@ int npy_read(const char *path, DType want_dtype, Tensor *out, char *err, size_t 
         goto done;
     }
     int64_t numel;
+    /* Fortran order is the same layout as C order when at most one dim is
+     * larger than 1, so only reject it where the layouts really differ */
     if (h.fortran && h.rank > 1) {
         int64_t nontrivial = 0;
         for (int d = 0; d < h.rank; d++)
@@ -397,6 +406,7 @@ int npy_read(const char *path, DType want_dtype, Tensor *out, char *err, size_t 
         }
         i += (int64_t)got;
     }
+    /* bytes after the data are ignored, as np.load does */
     ok = 1;
 done:
     if (!ok)
@@ -409,6 +419,8 @@ done:
 
 /* ---- write ------------------------------------------------------------------------------ */
 
+/* Version 1.0, the header exactly as NumPy writes it (so files diff clean
+ * against np.save output); 2.0 only if the padded header outgrew 2 bytes. */
 int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
 {
     Buf h = {0};
@@ -452,6 +464,7 @@ int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
     put_le(p + 8, h.len, major == 1 ? 2 : 4);
     int ok = fwrite(p, 1, pre, f) == pre && fwrite(h.data, 1, h.len, f) == h.len;
     buf_free(&h);
+    /* encode through a small buffer: no second copy of a large tensor */
     int esz = dtype_size(t->dtype);
     unsigned char buf[8 * 4096];
     size_t fill = 0;
