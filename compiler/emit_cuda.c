@@ -83,6 +83,9 @@ typedef struct KCtx {
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
     int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */
+    const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
+    const char *accidx;          /* "[j]" where accumulators are per vector lane */
+    char giname[IR_MAX_RANK][24];
     const char *reduced_val[64]; /* per reduction value index in k->values: its variable */
 } KCtx;
 
@@ -745,7 +748,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         int a = acc_index(c, n, map);
         Buf e = {0}, off = {0};
         if (c->vec && acc_full(c, &c->acc[a]))
-            buf_printf(&e, "va%d.v[j]", a);
+            buf_printf(&e, "va%d%s.v[j]", a, c->sfx ? c->sfx : "");
         else if (c->rowcache && acc_cached(c, &c->acc[a]))
             buf_printf(&e, "xc%d[k]", a);
         else {
@@ -1054,7 +1057,7 @@ static void emit_store(KCtx *c, int i, const char *itype)
     Access a = {n, {0}};
     memcpy(a.map, m, IR_MAX_RANK);
     if ((c->vec || c->vecstore) && acc_full(c, &a)) {
-        line(c, "vo%d.v[j] = %s;", i, s.data);
+        line(c, "vo%d%s.v[j] = %s;", i, c->sfx ? c->sfx : "", s.data);
     } else {
         acc_offset(c, &a, itype, &off);
         line(c, "out%d[%s] = %s;", i, off.data, s.data);
@@ -1079,7 +1082,6 @@ typedef struct Variant {
     char name[200];
 } Variant;
 
-static const char *const GI[IR_MAX_RANK] = {"gi0", "gi1", "gi2", "gi3", "gi4", "gi5", "gi6", "gi7"};
 
 /* Vector width of the loop kernel: 16 bytes of the widest full access. */
 static int loop_vec_width(const KCtx *c)
@@ -1186,6 +1188,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
 }
 
 static int need_decompose(const KCtx *c);
+static int cols_vec_width(KCtx *c);
 
 /* Vector width of a full reduction: flat indexing, no element outputs. */
 static int scalar_vec_width(KCtx *c)
@@ -1233,6 +1236,11 @@ static int plan_variants(KCtx *c, Variant *v)
         if (dec)
             add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
     } else if (is_cols_scheme(c)) {
+        int vw = cols_vec_width(c);
+        if (vw > 1) {
+            add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_v");
+            v[n - 1].vw = vw;
+        }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
     } else if (!is_row_scheme(k)) {
         if (need_decompose(c)) {
@@ -1317,11 +1325,14 @@ static void decompose(KCtx *c, const char *flat, int red)
 /* the same for an explicit list of groups (outermost first) */
 static void decompose_list(KCtx *c, const char *flat, const int *gl, int n)
 {
+    const char *sx = c->sfx ? c->sfx : "";
+    for (int i = 0; i < n; i++)
+        snprintf(c->giname[gl[i]], sizeof c->giname[gl[i]], "gi%d%s", gl[i], sx);
     if (n == 0)
         return;
     if (n == 1) {
-        line(c, "const I %s = %s;", GI[gl[0]], flat);
-        c->gi[gl[0]] = GI[gl[0]];
+        line(c, "const I %s = %s;", c->giname[gl[0]], flat);
+        c->gi[gl[0]] = c->giname[gl[0]];
         return;
     }
     int t = c->tmp++;
@@ -1329,12 +1340,12 @@ static void decompose_list(KCtx *c, const char *flat, const int *gl, int n)
     for (int i = n - 1; i >= 1; i--) {
         int g = gl[i];
         line(c, "const I q%d_%d = fz_div<I>(t%d, gs%d, m%d, s%d);", t, g, t, g, g, g);
-        line(c, "const I %s = t%d - q%d_%d * gs%d;", GI[g], t, t, g, g);
+        line(c, "const I %s = t%d - q%d_%d * gs%d;", c->giname[g], t, t, g, g);
         line(c, "t%d = q%d_%d;", t, t, g);
-        c->gi[g] = GI[g];
+        c->gi[g] = c->giname[g];
     }
-    line(c, "const I %s = t%d;", GI[gl[0]], t);
-    c->gi[gl[0]] = GI[gl[0]];
+    line(c, "const I %s = t%d;", c->giname[gl[0]], t);
+    c->gi[gl[0]] = c->giname[gl[0]];
 }
 
 static int need_decompose(const KCtx *c)
@@ -1382,10 +1393,68 @@ static void reset_point(KCtx *c)
     c->vec = 0;
     c->rowcache = 0;
     c->vecstore = 0;
+    c->sfx = NULL;
 }
 
 /* ------------------------------------------------------------------ */
 /* Loop kernels.                                                       */
+
+/* Vector loop pieces: decompose index `iv` and load every full access as
+ * va<a><sfx>; then compute V elements and store (vo<i><sfx>). */
+static void loop_vec_loads(KCtx *c, int V, const char *iv, const char *sfx, int dec)
+{
+    c->sfx = sfx;
+    if (dec)
+        decompose(c, iv, -1);
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_full(c, &c->acc[a]))
+            line(c, "const fz_vec<%s, %d> va%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", stype(c->acc[a].node->dtype),
+                 V, a, sfx, stype(c->acc[a].node->dtype), V, c->inbuf[c->acc[a].node->id], iv);
+    c->sfx = NULL;
+}
+
+static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
+{
+    const Kernel *k = c->k;
+    int fullout[64] = {0};
+    c->sfx = sfx;
+    for (int i = 0; i < k->noutputs && i < 64; i++) {
+        Access a = {k->outputs[i], {0}};
+        out_map(c, k->outputs[i], a.map);
+        fullout[i] = acc_full(c, &a);
+        if (fullout[i])
+            line(c, "fz_vec<%s, %d> vo%d%s;", stype(k->outputs[i]->dtype), V, i, sfx);
+    }
+    /* the group indices of this copy (decomposed by loop_vec_loads) */
+    for (int g = 0; g < c->ng; g++) {
+        snprintf(c->giname[g], sizeof c->giname[g], "gi%d%s", g, sfx);
+        c->gi[g] = c->giname[g];
+    }
+    if (c->ng == 1 && !need_decompose(c))
+        c->gi[0] = iv;
+    line(c, "#pragma unroll");
+    line(c, "for (int j = 0; j < %d; j++) {", V);
+    open_scope(c);
+    c->vec = 1;
+    char flat[40], inner[40];
+    snprintf(flat, sizeof flat, "(%s + j)", iv);
+    c->flat = flat;
+    if (c->ng > 0) {
+        snprintf(inner, sizeof inner, "(%s + j)", c->gi[c->ng - 1]);
+        c->gi[c->ng - 1] = inner;
+    }
+    for (int i = 0; i < k->noutputs; i++)
+        emit_store(c, i, "I");
+    close_scope(c);
+    c->vec = 0;
+    c->flat = NULL;
+    for (int g = 0; g < IR_MAX_RANK; g++)
+        c->gi[g] = NULL;
+    for (int i = 0; i < k->noutputs && i < 64; i++)
+        if (fullout[i])
+            line(c, "*(fz_vec<%s, %d> *)(out%d + %s) = vo%d%s;", stype(k->outputs[i]->dtype), V, i, iv, i, sfx);
+    c->sfx = NULL;
+}
 
 static void emit_loop_bodies(KCtx *c, int V)
 {
@@ -1429,46 +1498,20 @@ static void emit_loop_bodies(KCtx *c, int V)
         else
             line(c, "const I nv = n; /* the stub checked that rows hold whole vectors */");
         line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
-        line(c, "for (I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d; i < nv; i += stride) {", V);
+        line(c, "I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d;", V);
+        line(c, "/* two vectors per step: both loads are in flight before either is used */");
+        line(c, "for (; i + stride < nv; i += 2 * stride) {");
         open_scope(c);
-        if (dec)
-            decompose(c, "i", -1);
-        else if (c->ng == 1)
-            c->gi[0] = "i";
-        for (int a = 0; a < c->nacc; a++)
-            if (acc_full(c, &c->acc[a]))
-                line(c, "const fz_vec<%s, %d> va%d = *(const fz_vec<%s, %d> *)(in%d + i);",
-                     stype(c->acc[a].node->dtype), V, a, stype(c->acc[a].node->dtype), V,
-                     c->inbuf[c->acc[a].node->id]);
-        int fullout[64] = {0};
-        for (int i = 0; i < k->noutputs && i < 64; i++) {
-            Access a = {k->outputs[i], {0}};
-            int8_t m[IR_MAX_RANK];
-            out_map(c, k->outputs[i], m);
-            memcpy(a.map, m, IR_MAX_RANK);
-            fullout[i] = acc_full(c, &a);
-            if (fullout[i])
-                line(c, "fz_vec<%s, %d> vo%d;", stype(k->outputs[i]->dtype), V, i);
-        }
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < %d; j++) {", V);
-        open_scope(c);
-        c->vec = 1;
-        c->flat = "(i + j)";
-        char inner[32];
-        const char *saved = c->gi[c->ng - 1];
-        if (saved) {
-            snprintf(inner, sizeof inner, "(%s + j)", saved);
-            c->gi[c->ng - 1] = inner;
-        }
-        for (int i = 0; i < k->noutputs; i++)
-            emit_store(c, i, "I");
+        line(c, "const I i_b = i + stride;");
+        loop_vec_loads(c, V, "i", "", dec);
+        loop_vec_loads(c, V, "i_b", "_b", dec);
+        loop_vec_compute(c, V, "i", "");
+        loop_vec_compute(c, V, "i_b", "_b");
         close_scope(c);
-        c->vec = 0;
-        c->gi[c->ng - 1] = saved;
-        for (int i = 0; i < k->noutputs && i < 64; i++)
-            if (fullout[i])
-                line(c, "*(fz_vec<%s, %d> *)(out%d + i) = vo%d;", stype(k->outputs[i]->dtype), V, i, i);
+        line(c, "if (i < nv) {");
+        open_scope(c);
+        loop_vec_loads(c, V, "i", "", dec);
+        loop_vec_compute(c, V, "i", "");
         close_scope(c);
         if (c->ng <= 1) {
             line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
@@ -1661,7 +1704,8 @@ static void round_elem(KCtx *c, void *vctx)
         const char *v = emit_value(c, n->in[0].node, m);
         Buf e = {0};
         red_elem(n, v, &e);
-        line(c, "a%d = R%d::upd(a%d, %s, (long long)r);", n->id, n->id, n->id, e.data);
+        const char *ax = c->accidx ? c->accidx : "";
+        line(c, "a%d%s = R%d::upd(a%d%s, %s, (long long)r);", n->id, ax, n->id, n->id, ax, e.data);
         buf_free(&e);
     }
     for (int i = 0; i < c->k->noutputs; i++) {
@@ -1852,7 +1896,34 @@ static void emit_scalar_body(KCtx *c)
         /* V elements per thread and step: 16-byte loads of every full access
          * (the stub checked alignment; V == 1 is the plain variant) */
         line(c, "const I nv = n / V * V;");
-        line(c, "for (I i = ((I)blockIdx.x * BS + threadIdx.x) * V; i < nv; i += (I)gridDim.x * BS * V) {");
+        line(c, "const I step = (I)gridDim.x * BS * V;");
+        line(c, "I i = ((I)blockIdx.x * BS + threadIdx.x) * V;");
+        line(c, "/* two vectors per step, folded in a fixed order */");
+        line(c, "for (; i + step < nv; i += 2 * step) {");
+        open_scope(c);
+        line(c, "const I i_b = i + step;");
+        for (int u = 0; u < 2; u++)
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_full(c, &c->acc[a]))
+                    line(c, "const fz_vec<%s, V> va%d%s = *(const fz_vec<%s, V> *)(in%d + %s);",
+                         stype(c->acc[a].node->dtype), a, u ? "_b" : "", stype(c->acc[a].node->dtype),
+                         c->inbuf[c->acc[a].node->id], u ? "i_b" : "i");
+        for (int u = 0; u < 2; u++) {
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            open_scope(c);
+            c->vec = 1;
+            c->sfx = u ? "_b" : "";
+            c->flat = u ? "(i_b + j)" : "(i + j)";
+            if (c->ng == 1)
+                c->gi[0] = c->flat;
+            line(c, "const I r = %s;", c->flat);
+            round_elem(c, &rc);
+            close_scope(c);
+        }
+        close_scope(c);
+        reset_point(c);
+        line(c, "if (i < nv) {");
         open_scope(c);
         for (int a = 0; a < c->nacc; a++)
             if (acc_full(c, &c->acc[a]))
@@ -1964,6 +2035,26 @@ static int cols_slot(const KCtx *c)
     return (slot + 7) / 8 * 8;
 }
 
+/* Vector width of the column kernel: one inner group, innermost. */
+static int cols_vec_width(KCtx *c)
+{
+    int oe = 0, re = 0;
+    cols_split(c, &oe, &re);
+    if (c->ng - re != 1)
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (out_is_elem(c, i))
+            return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
+            maxsz = dtype_size(c->acc[a].node->dtype);
+    if (!maxsz)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 4 ? 4 : v;
+}
+
 static void emit_cols_body(KCtx *c)
 {
     const Kernel *k = c->k;
@@ -1978,10 +2069,11 @@ static void emit_cols_body(KCtx *c)
         else
             ig[ni++] = g;
     }
+    int vecok = cols_vec_width(c) > 1;
     Buf ps = {0};
     body_params(c, &ps, ", unsigned char *scratch, int nsplit");
     reset_point(c);
-    line(c, "template <class I>");
+    line(c, "template <class I, int V>");
     line(c, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
     line(c, "{");
     open_scope(c);
@@ -2011,13 +2103,13 @@ static void emit_cols_body(KCtx *c)
             Buf t = {0};
             red_type(v, &t);
             line(c, "typedef %s R%d;", t.data, v->id);
-            line(c, "__shared__ R%d::S sh%d[8][32];", v->id, v->id);
+            line(c, "__shared__ R%d::S sh%d[8][32 * V];", v->id, v->id);
             buf_free(&t);
         }
     line(c, "__shared__ int fz_last;");
     line(c, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
-    line(c, "const I ci = (I)blockIdx.x * 32 + tx;");
-    line(c, "const bool active = ci < nI;");
+    line(c, "const I civ = ((I)blockIdx.x * 32 + tx) * V; /* this thread's first column */");
+    line(c, "const bool active = civ < nI;");
     line(c, "const I chunk = (R + nsplit - 1) / nsplit;");
     line(c, "const I r0 = (I)blockIdx.z * chunk;");
     line(c, "const I r1 = r0 + chunk < R ? r0 + chunk : R;");
@@ -2025,29 +2117,75 @@ static void emit_cols_body(KCtx *c)
     line(c, "for (I o = blockIdx.y; o < nO; o += gridDim.y) {");
     open_scope(c);
     decompose_list(c, "o", og, no);
-    decompose_list(c, "ci", ig, ni);
-    for (int i = 0; i < nreds; i++)
-        line(c, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+    for (int i = 0; i < nreds; i++) {
+        line(c, "R%d::S a%d[V];", reds[i]->id, reds[i]->id);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++)");
+        line(c, "    a%d[j] = R%d::init();", reds[i]->id, reds[i]->id);
+    }
     line(c, "if (active) {");
     open_scope(c);
     line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
     open_scope(c);
     decompose_list(c, "r", rg, nr);
     RoundCtx rc = {reds, nreds, 1, 0};
-    round_elem(c, &rc);
+    if (vecok) {
+        /* V adjacent columns: 16-byte loads of the full accesses */
+        decompose_list(c, "civ", ig, ni);
+        line(c, "if (V > 1) {");
+        open_scope(c);
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_full(c, &c->acc[a])) {
+                Buf off = {0};
+                acc_offset(c, &c->acc[a], "I", &off);
+                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(c->acc[a].node->dtype),
+                     a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id], off.data);
+                buf_free(&off);
+            }
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
+        char inner[48];
+        snprintf(inner, sizeof inner, "(%s + j)", c->gi[ig[0]]);
+        const char *saved = c->gi[ig[0]];
+        c->gi[ig[0]] = inner;
+        c->vec = 1;
+        c->accidx = "[j]";
+        round_elem(c, &rc);
+        c->vec = 0;
+        c->gi[ig[0]] = saved;
+        close_scope(c);
+        close_scope(c);
+        line(c, "else {");
+        open_scope(c);
+        c->accidx = "[0]";
+        round_elem(c, &rc);
+        close_scope(c);
+    } else {
+        decompose_list(c, "civ", ig, ni);
+        c->accidx = "[0]";
+        round_elem(c, &rc);
+    }
+    c->accidx = NULL;
     close_scope(c);
     close_scope(c);
     line(c, "/* combine the 8 warps' states of each column in warp order */");
-    for (int i = 0; i < nreds; i++)
-        line(c, "sh%d[ty][tx] = a%d;", reds[i]->id, reds[i]->id);
+    for (int i = 0; i < nreds; i++) {
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++)");
+        line(c, "    sh%d[ty][tx * V + j] = a%d[j];", reds[i]->id, reds[i]->id);
+    }
     line(c, "__syncthreads();");
     line(c, "if (ty == 0) {");
     open_scope(c);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        line(c, "a%d = sh%d[0][tx];", id, id);
-        line(c, "for (int q = 1; q < 8; q++)");
-        line(c, "    a%d = R%d::comb(a%d, sh%d[q][tx]);", id, id, id, id);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        line(c, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
+        line(c, "    for (int q = 1; q < 8; q++)");
+        line(c, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
+        line(c, "}");
     }
     close_scope(c);
     line(c, "int done = nsplit == 1;");
@@ -2058,7 +2196,8 @@ static void emit_cols_body(KCtx *c)
         line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
              i * cols_slot(c), COLS_MAX_SPLIT);
         line(c, "if (ty == 0 && active)");
-        line(c, "    part%d[((I)o * nsplit + blockIdx.z) * nI + ci] = a%d;", id, id);
+        line(c, "    for (int j = 0; j < V; j++)");
+        line(c, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
     }
     line(c, "__threadfence();");
     line(c, "__syncthreads();");
@@ -2074,9 +2213,12 @@ static void emit_cols_body(KCtx *c)
     open_scope(c);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        line(c, "a%d = R%d::init();", id, id);
-        line(c, "for (int z = 0; z < nsplit; z++)");
-        line(c, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + ci));", id, id, id, id, id);
+        line(c, "for (int j = 0; j < V; j++) {");
+        line(c, "    a%d[j] = R%d::init();", id, id);
+        line(c, "    for (int z = 0; z < nsplit; z++)");
+        line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id, id, id,
+             id, id);
+        line(c, "}");
     }
     close_scope(c);
     line(c, "if (threadIdx.x == 0)");
@@ -2085,10 +2227,14 @@ static void emit_cols_body(KCtx *c)
     close_scope(c);
     line(c, "if (done && ty == 0 && active) {");
     open_scope(c);
+    line(c, "#pragma unroll");
+    line(c, "for (int j = 0; j < V; j++) {");
+    open_scope(c);
+    decompose_list(c, "(civ + j)", ig, ni);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
         Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
-        line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)R);", ctype(reds[i]->dtype), in->name,
+        line(c, "const %s %s = (%s)R%d::fin(a%d[j], (long long)R);", ctype(reds[i]->dtype), in->name,
              ctype(reds[i]->dtype), id, id);
         int vi = value_index(c, reds[i]);
         if (vi >= 0 && vi < 64)
@@ -2097,6 +2243,7 @@ static void emit_cols_body(KCtx *c)
     for (int i = 0; i < k->noutputs; i++)
         if (!out_is_elem(c, i))
             emit_store(c, i, "I");
+    close_scope(c);
     close_scope(c);
     line(c, "__syncthreads(); /* sh is reused by the next outer index */");
     close_scope(c);
@@ -2131,7 +2278,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
             line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
         case VK_SCALAR: line(c, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
-        case VK_COLS: line(c, "    %s_cols_body<%s>(%s);", c->k->name, I, as.data); break;
+        case VK_COLS: line(c, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         }
         line(c, "}");
     }
@@ -2319,7 +2466,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         }
         buf_puts(b, "    int64_t blocks = (n + per * 256 - 1) / (per * 256);\n");
         buf_puts(b, "    if (blocks > (int64_t)sm_count * 64)\n        blocks = (int64_t)sm_count * 64;\n");
-        buf_puts(b, "    const int big = n + blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n");
+        buf_puts(b, "    const int big = n + 2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n");
         buf_puts(b, "    (void)vec;\n");
         for (int i = 0; i < nv; i++) {
             if (v[i].kind == VK_LOOP_V && v[i].i64)
@@ -2336,15 +2483,29 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
                       "    if (!scratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
                       "\"%s: no scratch buffer\");\n", k->name);
-        buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n"
-                    "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
+        int vw = v[0].vw;
+        if (vw > 1) {
+            buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_full(c, &c->acc[a]))
+                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                               vw * dtype_size(c->acc[a].node->dtype));
+            buf_printf(b, "    const int64_t tiles_x = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
+        } else
+            buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
+        buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
                     "    /* split the reduced range until the grid fills the device */\n"
                     "    int64_t ns = ((int64_t)sm_count * 8 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
         buf_printf(b, "    if (ns > %d)\n        ns = %d;\n", COLS_MAX_SPLIT, COLS_MAX_SPLIT);
         buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
                     "    nsplit = (int)ns;\n");
+        if (vw > 1) {
+            buf_puts(b, "    if (vec)\n    ");
+            buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                          "stream, args);\n", base, v[0].name);
+        }
         buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
-                      "stream, args);\n", base, v[0].name);
+                      "stream, args);\n", base + nv - 1, v[nv - 1].name);
     } else if (scalar) {
         host_product(c, -1, &n);
         buf_printf(b, "    const int64_t n = %s;\n", n.data);
