@@ -1790,6 +1790,11 @@ static void apply_attrs(AstFn *fn, IrFunc *f)
             diag_error(at->loc, "@kernels expects one positive integer, as in @kernels(1)");
             continue;
         }
+        if (f->expect_kernels >= 0) {
+            diag_error(at->loc, "@kernels is given twice");
+            diag_note(f->expect_loc, "first given here");
+            continue;
+        }
         f->expect_kernels = (int)v.i;
         f->expect_loc = at->loc;
     }
