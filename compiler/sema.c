@@ -28,11 +28,18 @@
  *    promote normally (i32[N] * f32 scalar -> f32);
  *  - arithmetic on bool values is an error (use cast or && ||);
  *  - sum/prod of bool, i32 give i64 (NumPy on Linux); mean/var/std/
- *    logsumexp of ints give f32; any/all give bool; argmax/argmin i64.
+ *    logsumexp of ints give f32; any/all give bool; argmax/argmin i64;
+ *    a reduction of a scalar without axis= is the scalar (NumPy);
+ *  - a scalar argument converts to its parameter's dtype like a C
+ *    argument; a tensor argument must have the parameter's dtype exactly;
+ *  - a nonzero literal that rounds to 0 in its dtype is a warning.
  *
  * Imports are loaded depth first before any fn is checked; each file once
  * (by realpath); a file met again while it is still being loaded is a
- * cycle.  Only main.c exits: every error here is a diag_error, and
+ * cycle.  Imported fns that no entry point calls are checked too, their IR
+ * thrown away.  An error inside a fn is reported once (FnInfo.errored),
+ * unused-name warnings once per fn (FnInfo.warned), however often it is
+ * inlined.  Only main.c exits: every error here is a diag_error, and
  * sema_program returns NULL if any was reported. */
 #define _XOPEN_SOURCE 700
 #include "frontend.h"
