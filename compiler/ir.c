@@ -541,7 +541,13 @@ static uint64_t node_hash(const IrNode *n)
         memcpy(&bits, &c, sizeof bits);
         h = mix(mix(h, (uint64_t)n->ival), isnan(c) ? 1 : bits);
     }
-    return h;
+    /* splitmix64's finaliser: constants differ in their high bits only,
+     * and the table is indexed by the low ones */
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
 }
 
 /* repl[id]: the node that replaces node id (itself if kept).  Nodes are
