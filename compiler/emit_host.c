@@ -712,23 +712,25 @@ static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const cha
     emit_line(e, "return fusert_set_error(s, \"%%s: %%s: %%s\", fn, what, cudaGetErrorString(err));");
     emit_close(e, "}");
     emit_line(e, "%s", "");
-    emit_line(e, "/* Multiprocessor count of the current device, cached per device (a race");
-    emit_line(e, " * between threads stores the same value). */");
-    emit_line(e, "static int fusec_sm_cache[FUSERT_MAX_DEVICES];");
+    emit_line(e, "/* Multiprocessor count of the current device, cached per device (atomic:");
+    emit_line(e, " * threads may race to store the same value). */");
+    emit_line(e, "static std::atomic<int> fusec_sm_cache[FUSERT_MAX_DEVICES];");
     emit_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_sm_count(const char *fn, int *count)\n{");
     emit_line(e, "int dev = 0, n = 0;");
     emit_line(e, "cudaError_t err = cudaGetDevice(&dev);");
     emit_line(e, "if (err != cudaSuccess)");
     emit_line(e, "    return fusec_cuda_error(err, fn, \"no CUDA device\");");
-    emit_open(e, "if (dev >= 0 && dev < FUSERT_MAX_DEVICES && fusec_sm_cache[dev] > 0) {");
-    emit_line(e, "*count = fusec_sm_cache[dev];");
+    emit_line(e, "if (dev >= 0 && dev < FUSERT_MAX_DEVICES)");
+    emit_line(e, "    n = fusec_sm_cache[dev].load(std::memory_order_relaxed);");
+    emit_open(e, "if (n > 0) {");
+    emit_line(e, "*count = n;");
     emit_line(e, "return FUSERT_SUCCESS;");
     emit_close(e, "}");
     emit_line(e, "err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);");
     emit_line(e, "if (err != cudaSuccess)");
     emit_line(e, "    return fusec_cuda_error(err, fn, \"cannot query the multiprocessor count\");");
     emit_line(e, "if (dev >= 0 && dev < FUSERT_MAX_DEVICES)");
-    emit_line(e, "    fusec_sm_cache[dev] = n;");
+    emit_line(e, "    fusec_sm_cache[dev].store(n, std::memory_order_relaxed);");
     emit_line(e, "*count = n;");
     emit_line(e, "return FUSERT_SUCCESS;");
     emit_close(e, "}");
@@ -1299,8 +1301,10 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
         emit_line(&e, " * libfusert. */");
     }
     emit_line(&e, "#include \"%s\"", o->header_name);
-    if (cuda)
+    if (cuda) {
         emit_line(&e, "#include <cuda_runtime.h>");
+        emit_line(&e, "#include <atomic>");
+    }
     emit_line(&e, "#include <stddef.h>");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "%s", "");
