@@ -291,6 +291,21 @@ static void register_fns(Sema *S, AstFile *file, int is_main)
 
 static void load_file(Sema *S, AstFile *file, const char *path, const char *canon, int is_main);
 
+/* The span of the quoted path inside `import "x.fuse"` (the parser gives
+ * the whole statement), so the caret sits under the string. */
+static Loc import_string_loc(const AstImport *imp)
+{
+    size_t len;
+    const char *text = diag_file_text(imp->loc.file, &len);
+    Loc l = imp->loc;
+    for (uint32_t i = l.begin; i < l.end && i < len; i++)
+        if (text[i] == '"') {
+            l.begin = i;
+            return l;
+        }
+    return imp->loc;
+}
+
 static void load_import(Sema *S, const char *from_path, const AstImport *imp)
 {
     const char *cands[64];
@@ -308,7 +323,7 @@ static void load_import(Sema *S, const char *from_path, const AstImport *imp)
         if (is_file(cands[i]))
             found = cands[i];
     if (!found) {
-        diag_error(imp->loc, "cannot find imported file \"%s\"", imp->path);
+        diag_error(import_string_loc(imp), "cannot find imported file \"%s\"", imp->path);
         Buf b = {0};
         for (int i = 0; i < nc; i++)
             buf_printf(&b, "%s%s", i ? ", " : "", cands[i]);
@@ -330,7 +345,7 @@ static void load_import(Sema *S, const char *from_path, const AstImport *imp)
             for (int k = start; k < S->nload; k++)
                 buf_printf(&b, "%s -> ", base_of(S->units[S->loadstack[k]].path));
             buf_puts(&b, base_of(S->units[u].path));
-            diag_error(imp->loc, "import cycle: %s", b.data);
+            diag_error(import_string_loc(imp), "import cycle: %s", b.data);
             diag_note(LOC_NONE, "move what both files need into a third file that imports neither");
             buf_free(&b);
         }
