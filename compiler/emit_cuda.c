@@ -2574,7 +2574,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
                 continue;
             }
-            buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+            buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
             char bs[16];
             snprintf(bs, sizeof bs, "%d", v[i].bs);
             host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
