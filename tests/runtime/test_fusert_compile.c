@@ -66,6 +66,17 @@ int main(void)
         CHECK_STATUS(fusert_compile("broken80", bad, NULL, &cubin, &n), FUSERT_ERROR_COMPILE);
         CHECK(strstr(fusert_last_error(), "sm_80") != NULL, "FUSERT_ARCH ignored: %s",
               fusert_last_error());
+
+        /* An arch NVRTC cannot emit SASS for (a GPU newer than the toolkit):
+         * PTX for the newest supported arch below it, for the driver to JIT. */
+        setenv("FUSERT_ARCH", "sm_99", 1);
+        CHECK_STATUS(fusert_compile("future", rt_kernel_source("future"), NULL, &cubin, &n),
+                     FUSERT_SUCCESS);
+        CHECK(cubin && !rt_is_elf(cubin, n) && strstr(cubin, ".target sm_") != NULL &&
+                  strlen(cubin) + 1 >= n,
+              "expected NUL-terminated PTX text (NVRTC counts the NUL), got %zu bytes", n);
+        free(cubin);
+        setenv("FUSERT_ARCH", "sm_90", 1);
     }
     return rt_done("test_fusert_compile");
 }
