@@ -14,6 +14,14 @@
  * Views (OP_UNSQUEEZE) move no data: their linear layout is their operand's.
  * Reductions carry `axes` (a bit mask over the OPERAND's dims) and keepdims;
  * their shape is the operand's with reduced dims removed (or 1 with keepdims).
+ *
+ * Dtypes (sema guarantees; promotion is never re-derived later): operands
+ * of an elementwise node have the node's dtype (sema inserts OP_CAST), except
+ * comparisons and isnan/isinf/!/&&/|| (bool result; the operands of one
+ * comparison share a dtype) and where (operand 0 is bool).  A reduction's
+ * operand has the node's dtype (the accumulate dtype: i64 for sum/prod of
+ * ints, f32 for mean/var/std/logsumexp of ints), except any/all (bool
+ * result) and argmax/argmin (i64 result).  f16/bf16 nodes compute in f32.
  */
 #ifndef FUSEC_IR_H
 #define FUSEC_IR_H
