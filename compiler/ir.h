@@ -17,7 +17,7 @@
  *
  * Dtypes (sema guarantees; promotion is never re-derived later): operands
  * of an elementwise node have the node's dtype (sema inserts OP_CAST), except
- * comparisons and isnan/isinf/!/&&/|| (bool result; the operands of one
+ * OP_CAST, comparisons and isnan/isinf/!/&&/|| (bool result; the operands of one
  * comparison share a dtype) and where (operand 0 is bool).  A reduction's
  * operand has the node's dtype (the accumulate dtype: i64 for sum/prod of
  * ints, f32 for mean/var/std/logsumexp of ints), except any/all (bool
