@@ -1079,10 +1079,14 @@ static void check_contract(const Plan *p, const FusionOptions *opt, int *ok)
     else
         diag_error(f->loc, "fn %s needs %d kernels, but --expect-kernels=%d allows %d", f->name,
                    p->nkernels, want, want);
-    for (int i = 0; i < p->nrejected; i++) {
+    enum { MAX_NOTES = 8 }; /* the first few say enough; --emit=fusion has all */
+    for (int i = 0; i < p->nrejected && i < MAX_NOTES; i++) {
         const Rejection *r = &p->rejected[i];
         diag_note(r->producer->loc, "not fused into %%%d: %s", r->consumer->id, r->reason);
     }
+    if (p->nrejected > MAX_NOTES)
+        diag_note(LOC_NONE, "and %d more merges not made; --emit=fusion lists them all",
+                  p->nrejected - MAX_NOTES);
 }
 
 Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt)
