@@ -17,6 +17,9 @@
  */
 #include "frontend.h"
 #include "ir.h"
+#include "util.h"
+#include <stdint.h>
+#include <stdlib.h>
 
 static void indent(FILE *out, int depth)
 {
@@ -48,10 +51,57 @@ static const char *op_spelling(int op)
     }
 }
 
+/* Line starts of the printed file, so that each "@line:col" is a binary
+ * search rather than a scan from the top (diag_line_col): a file of 200000
+ * statements prints in linear time. */
+typedef struct LineTable {
+    int file;
+    uint32_t *starts;
+    int n;
+} LineTable;
+
+static LineTable lines;
+
+static void lines_build(int file)
+{
+    size_t len;
+    const char *t = diag_file_text(file, &len);
+    int cap = 64;
+    lines = (LineTable){file, malloc(sizeof(uint32_t) * (size_t)cap), 0};
+    if (!lines.starts)
+        fatal_oom();
+    lines.starts[lines.n++] = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] != '\n')
+            continue;
+        if (lines.n == cap) {
+            cap *= 2;
+            uint32_t *grown = realloc(lines.starts, sizeof(uint32_t) * (size_t)cap);
+            if (!grown)
+                fatal_oom();
+            lines.starts = grown;
+        }
+        lines.starts[lines.n++] = (uint32_t)i + 1;
+    }
+}
+
 static void print_loc(FILE *out, Loc loc)
 {
     int l, c;
-    diag_line_col(loc.file, loc.begin, &l, &c);
+    if (loc.file != lines.file || !lines.starts) {
+        diag_line_col(loc.file, loc.begin, &l, &c); /* another file: rare */
+    } else {
+        int lo = 0, hi = lines.n - 1; /* last start <= loc.begin */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (lines.starts[mid] <= loc.begin)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        l = lo + 1;
+        c = (int)(loc.begin - lines.starts[lo]) + 1;
+    }
     fprintf(out, " @%d:%d\n", l, c);
 }
 
@@ -170,6 +220,7 @@ static void print_fn(FILE *out, const AstFn *fn)
 
 void ast_print(FILE *out, const AstFile *f)
 {
+    lines_build(f->file);
     fprintf(out, "file %s\n", f->path);
     for (int i = 0; i < f->nimports; i++) {
         fprintf(out, "  import \"%s\"", f->imports[i].path);
@@ -177,4 +228,6 @@ void ast_print(FILE *out, const AstFile *f)
     }
     for (int i = 0; i < f->nfns; i++)
         print_fn(out, &f->fns[i]);
+    free(lines.starts);
+    lines = (LineTable){0};
 }

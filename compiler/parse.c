@@ -268,12 +268,9 @@ NameList *ast_names(ParseCtx *ps, NameList *l, const char *name, Loc loc)
 {
     if (!l)
         l = ARENA_NEW(ps->a, NameList);
-    int caplocs = l->cap;
     ARENA_PUSH(ps->a, l->v, l->n, l->cap, name);
-    /* the locations array follows the names array's length */
-    int n = l->n - 1;
-    ARENA_PUSH(ps->a, l->locs, n, caplocs, loc);
-    l->caplocs = caplocs;
+    int nlocs = l->n - 1; /* locs runs alongside v */
+    ARENA_PUSH(ps->a, l->locs, nlocs, l->caplocs, loc);
     return l;
 }
 
