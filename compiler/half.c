@@ -17,38 +17,51 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
-/* Pack |v| into a binary format with ebits exponent bits and mbits mantissa
- * bits (at most 16 bits in all). */
+/* Pack v into a binary format with ebits exponent bits and mbits mantissa
+ * bits (at most 16 in all), working on the double's bits: the 53-bit
+ * significand is shifted right to the target's precision (further for a
+ * subnormal result) and rounded to nearest even on the bits shifted out.
+ * A carry out of the mantissa moves into the exponent by itself. */
 static uint16_t pack_small(double v, int ebits, int mbits)
 {
     const int bias = (1 << (ebits - 1)) - 1;
     const int emin = 1 - bias, emax = bias;
-    const uint16_t sign = signbit(v) ? (uint16_t)(1u << (ebits + mbits)) : 0;
-    const uint16_t expmask = (uint16_t)(((1u << ebits) - 1) << mbits);
-    if (isnan(v))
-        return (uint16_t)(sign | expmask | (1u << (mbits - 1)));
-    double a = fabs(v);
-    if (isinf(a))
+    const uint32_t sign = (uint32_t)(signbit(v) ? 1u : 0u) << (ebits + mbits);
+    const uint32_t expmask = ((1u << ebits) - 1) << mbits;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    int e = (int)(u >> 52 & 0x7ff);
+    uint64_t m = u & ((UINT64_C(1) << 52) - 1);
+    if (e == 0x7ff) /* inf, or NaN kept quiet */
+        return (uint16_t)(sign | expmask | (m ? 1u << (mbits - 1) : 0));
+    if (e == 0) /* zero or a double subnormal: far below any target value */
+        return (uint16_t)sign;
+    int E = e - 1023;
+    if (E > emax)
         return (uint16_t)(sign | expmask);
-    if (a < ldexp(1.0, emin)) {
-        /* subnormal: a multiple of 2^(emin - mbits); rounding up to
-         * 2^mbits lands exactly on the smallest normal's encoding */
-        double m = rint(ldexp(a, mbits - emin));
-        return (uint16_t)(sign | (uint16_t)m);
-    }
-    int ex;
-    double fr = frexp(a, &ex); /* a = fr * 2^ex, fr in [0.5, 1) */
-    int e = ex - 1;
-    double m = rint(ldexp(fr, mbits + 1)); /* in [2^mbits, 2^(mbits+1)] */
-    if (m >= ldexp(1.0, mbits + 1)) {
-        m = ldexp(1.0, mbits);
-        e++;
-    }
-    if (e > emax)
+    uint64_t sig = m | UINT64_C(1) << 52;
+    int shift = 52 - mbits + (E < emin ? emin - E : 0);
+    if (shift > 53) /* below half the smallest subnormal */
+        return (uint16_t)sign;
+    uint64_t q = sig >> shift, rest = sig & ((UINT64_C(1) << shift) - 1);
+    uint64_t half = UINT64_C(1) << (shift - 1);
+    if (rest > half || (rest == half && (q & 1)))
+        q++;
+    uint64_t bits = E < emin ? q : ((uint64_t)(E + bias - 1) << mbits) + q;
+    if (bits >= expmask)
         return (uint16_t)(sign | expmask);
-    uint32_t mant = (uint32_t)m - (1u << mbits);
-    return (uint16_t)(sign | ((uint32_t)(e + bias) << mbits) | mant);
+    return (uint16_t)(sign | bits);
+}
+
+/* 2^k for k in the range of double normals, built from its bits */
+static double pow2(int k)
+{
+    uint64_t u = (uint64_t)(k + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
 }
 
 static double unpack_small(uint16_t h, int ebits, int mbits)
@@ -61,9 +74,9 @@ static double unpack_small(uint16_t h, int ebits, int mbits)
     if (e == (1 << ebits) - 1)
         v = m ? NAN : INFINITY;
     else if (e == 0)
-        v = ldexp((double)m, 1 - bias - mbits);
+        v = (double)m * pow2(1 - bias - mbits);
     else
-        v = ldexp((double)(m | (1u << mbits)), e - bias - mbits);
+        v = (double)(m | (1u << mbits)) * pow2(e - bias - mbits);
     return s ? -v : v;
 }
 
