@@ -1,23 +1,36 @@
 /* fusion.c -- partition an IrFunc into kernels (the plan), with reasons.
  *
- * Design note.  Groups are grown from the consumers back to the producers:
- * nodes are visited in REVERSE topological order, so when a node is
- * visited every group that uses it already exists.  A node then tries to
- * join each group that holds one of its consumers:
- *   - an elementwise node or view joins every group that accepts it
- *     (recomputed in each: cheap work is redone, never stored and re-read);
- *   - a reduction joins only when all its consumers sit in ONE group
- *     (a reduction is never computed twice).
- * What a group accepts depends on its kind (loop / reduce / row) and the
- * level the node would have there (per element of the iteration space, or
- * per reduced element): see try_join.  A node rejected by some consumer
- * group is materialised: it gets a group of its own that writes it, and
- * the rejecting group reads it.  Every refusal is a Rejection with words.
- * After that pass, independent groups over the same space are merged
- * sideways (several outputs in one kernel; a reduction and an elementwise
- * output of its input: "ride-along"), then groups are ordered by their
- * data dependencies.  Should that order ever be cyclic, the plan falls
- * back to one kernel per op (correct, slow) rather than fail.
+ * Design note.  Groups (kernels under construction) are grown from the
+ * consumers back to the producers: nodes are visited in REVERSE
+ * topological order, so when a node is visited every group that uses it
+ * already exists.  A node then tries to join each group that holds one of
+ * its consumers (try_join):
+ *   - an elementwise node or view joins every group that accepts it, i.e.
+ *     it is recomputed by each -- unless it is used by several groups and
+ *     costs more than FUSE_RECOMPUTE_MAX ops, then it is stored once;
+ *   - a reduction joins only when all its consumers sit in ONE group (the
+ *     user groups are first united when they are independent and alike);
+ *     a reduction is never computed twice.
+ * What a group accepts depends on its kind (loop / reduce / row) and on the
+ * level the node would have there: per element of the iteration space, or
+ * per reduced element.  A loop group becomes a reduce group when a
+ * reduction joins as its epilogue, and a row group when an inner-axis
+ * reduction joins whose result is broadcast back over the rows.  A node
+ * refused by some consumer group is materialised: a group of its own
+ * writes it and the refusing group reads it; every refusal is a Rejection
+ * with words.  A result is written by a group that holds it and can write
+ * it (outputs have the space's shape, or the reduced shape); when none can
+ * yet, the decision waits until the main pass is over (the group may have
+ * become a row kernel by then), and if still none can, the plan is made
+ * again with that result written by a group of its own from the start.
+ * Because reads only ever go to groups created for earlier nodes, the
+ * groups form a DAG.  Then: a stored loop group is folded into the kernel
+ * of the same space that reads it (merge_down), independent groups of one
+ * space are merged sideways (several outputs in one kernel; an elementwise
+ * output riding along a reduction of its space), and the groups are put
+ * in launch order.  Should that order ever be cyclic, the plan falls back
+ * to one kernel per op (correct, slow) rather than fail.  verify() checks
+ * every plan against the contract in fusion.h.
  * Everything iterates in node order or group-creation order: the plan is
  * the same byte for byte for the same IR.  The reports (JSON, text, dot)
  * are at the end of the file. */
@@ -80,6 +93,7 @@ static int is_scalar_param(const IrFunc *f, const IrNode *n)
            !f->params[n->param].is_tensor;
 }
 
+/* A new, empty group; it is appended, so creation order is stable. */
 static Group *group_new(Ctx *c, KernelKind kind, const IrShape *space, uint8_t axes)
 {
     Group *g = ARENA_NEW(c->a, Group);
@@ -91,6 +105,7 @@ static Group *group_new(Ctx *c, KernelKind kind, const IrShape *space, uint8_t a
     return g;
 }
 
+/* g writes n to fn result `result` (-1: an intermediate); no duplicates. */
 static void group_write(Ctx *c, Group *g, IrNode *n, int result)
 {
     for (int i = 0; i < g->nwr; i++)
@@ -119,6 +134,7 @@ static ReduceLayout layout_of(uint8_t axes, int rank)
     return RL_MIDDLE;
 }
 
+/* "over all axes", "over axis 1", "over axes (0, 2)": for reasons. */
 static const char *axes_words(Arena *a, uint8_t axes, int rank)
 {
     if (layout_of(axes, rank) == RL_SCALAR)
@@ -150,6 +166,7 @@ static const char *shape_words(Arena *a, const IrFunc *f, const IrShape *s)
     return r;
 }
 
+/* Record a merge that was not made (once per pair and code). */
 static void reject(Ctx *c, IrNode *producer, IrNode *consumer, const char *code, const char *reason)
 {
     if (c->no_fusion)
@@ -546,6 +563,8 @@ static Group *own_group(Ctx *c, IrNode *n)
     return g;
 }
 
+/* g writes n for every fn result that is n; when n is no result and
+ * `intermediate` is set, it writes n as an intermediate buffer. */
 static void write_results(Ctx *c, Group *g, IrNode *n, int intermediate)
 {
     int any = 0;
@@ -591,6 +610,8 @@ static void place_unfused(Ctx *c, IrNode *n)
 static uint8_t *dependencies(Ctx *c);
 static int unite(Ctx *c, int i, int j, const uint8_t *dep);
 
+/* The main pass, for one node (every user of it already placed): join the
+ * users' groups, or be materialised in a group of its own. */
 static void place(Ctx *c, IrNode *n)
 {
     int ngroups = c->ng; /* groups that exist now hold all of n's users */
@@ -903,6 +924,9 @@ static const char *kind_word(KernelKind k)
     unreachable();
 }
 
+/* One planning attempt.  Returns NULL with *retry set to a result node
+ * that must be written eagerly (plan again), or NULL with *retry -1 when
+ * the groups could not be ordered. */
 static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion, uint8_t *eager,
                    int *retry)
 {
@@ -1064,6 +1088,7 @@ static void verify(const Plan *p)
     free(writer);
 }
 
+/* @kernels(N) / --expect-kernels: an error with the reasons as notes. */
 static void check_contract(const Plan *p, const FusionOptions *opt, int *ok)
 {
     const IrFunc *f = p->fn;
@@ -1143,6 +1168,7 @@ static void json_number(FILE *out, const char *key, double v)
     fputs(buf, out);
 }
 
+/* A shape as a JSON list: static dims as numbers, symbols as strings. */
 static void json_shape(FILE *out, const IrFunc *f, const IrShape *s)
 {
     fputc('[', out);
@@ -1204,6 +1230,7 @@ static const char *layout_word(ReduceLayout l)
     unreachable();
 }
 
+/* The 1-based source line of a location, 0 when it has none. */
 static int loc_line(Loc l)
 {
     int line = 0, col = 0;
@@ -1295,6 +1322,7 @@ static void text_name(FILE *out, const IrFunc *f, const IrNode *n)
         fprintf(out, "%%%d", n->id);
 }
 
+/* "a, b, %3" (constants skipped when skip_const), "-" when empty. */
 static void text_list(FILE *out, const IrFunc *f, IrNode **v, int n, int skip_const)
 {
     int first = 1;
@@ -1309,6 +1337,7 @@ static void text_list(FILE *out, const IrFunc *f, IrNode **v, int n, int skip_co
         fputs("-", out);
 }
 
+/* The words in parentheses after a kernel's name in --emit=fusion. */
 static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
 {
     Buf b = {0};
@@ -1368,6 +1397,7 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
     }
 }
 
+/* A dot node label: "%3 e = exp\nf32[N, M]". */
 static void dot_label(FILE *out, const IrFunc *f, const IrNode *n)
 {
     fprintf(out, "%%%d", n->id);
