@@ -254,9 +254,12 @@ static int build_options(const char **argv, char *arch_opt, size_t arch_n, char 
     if (user) {
         strcpy(store, user);
         char *save = NULL;
-        for (char *t = strtok_r(store, " \t\n", &save); t && n < MAX_OPTS;
-             t = strtok_r(NULL, " \t\n", &save))
+        for (char *t = strtok_r(store, " \t\n", &save); t;
+             t = strtok_r(NULL, " \t\n", &save)) {
+            if (n == MAX_OPTS)
+                return -1;
             argv[n++] = t;
+        }
     }
     return n;
 }
@@ -366,6 +369,11 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
         return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     int argc = build_options(argv, arch_opt, sizeof arch_opt, store, options, major, minor,
                              use_ptx);
+    if (argc < 0) {
+        free(store);
+        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
+                                "module '%s' has more than %d NVRTC options", name, MAX_OPTS - 3);
+    }
     char arch[32];
     snprintf(arch, sizeof arch, "%s_%d%d", use_ptx ? "compute" : "sm", major, minor);
 

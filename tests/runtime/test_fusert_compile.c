@@ -60,6 +60,14 @@ int main(void)
     CHECK_STATUS(fusert_compile("badopt", needs_macro, "--no-such-option", &cubin, &n),
                  FUSERT_ERROR_COMPILE);
 
+    /* Too many options: refused with a message, not silently cut. */
+    char many[2048] = "";
+    for (int i = 0; i < 70; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), " -DOPT%d=1", i);
+    CHECK_STATUS(fusert_compile("many", needs_macro, many, &cubin, &n), FUSERT_ERROR_INVALID_VALUE);
+    CHECK(strstr(fusert_last_error(), "more than 61 NVRTC options") != NULL, "message: %s",
+          fusert_last_error());
+
     /* FUSERT_ARCH picks the target when there is no device. */
     if (fusert_device_sm_count(&(int){0}) != FUSERT_SUCCESS) {
         setenv("FUSERT_ARCH", "sm_80", 1);
