@@ -245,6 +245,29 @@ static void test_half(void)
             bad++;
     }
     CHECK(bad == 0);
+    /* every midpoint between two neighbours (subnormals and the step into
+     * inf included) goes to the even code; a hair above it goes up */
+    int badties = 0;
+    for (unsigned h = 0; h < 0x7c00; h++) {
+        double lo = f16_bits_to_double((uint16_t)h), hi = f16_bits_to_double((uint16_t)(h + 1));
+        if (isinf(hi))
+            hi = ldexp(1, 16); /* where the next code would be */
+        double mid = lo + (hi - lo) / 2;
+        unsigned even = (h & 1) ? h + 1 : h;
+        if (f16_bits_from_double(mid) != even || f16_bits_from_double(-mid) != (even | 0x8000) ||
+            f16_bits_from_double(nextafter(mid, INFINITY)) != h + 1)
+            badties++;
+    }
+    for (unsigned h = 0; h < 0x7f80; h++) {
+        double lo = bf16_bits_to_double((uint16_t)h), hi = bf16_bits_to_double((uint16_t)(h + 1));
+        if (isinf(hi))
+            hi = ldexp(1, 128);
+        double mid = lo + (hi - lo) / 2;
+        unsigned even = (h & 1) ? h + 1 : h;
+        if (bf16_bits_from_double(mid) != even || bf16_bits_from_double(nextafter(mid, 0)) != h)
+            badties++;
+    }
+    CHECK(badties == 0);
 
     CHECK(bf16_bits_from_double(1.0) == 0x3f80);
     CHECK(bf16_bits_from_double(1.0 + ldexp(1, -8)) == 0x3f80);     /* tie, even */
