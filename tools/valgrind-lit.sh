@@ -56,7 +56,7 @@ if ((${#suites[@]} == 0)); then
     for d in "$src"/tests/*/; do
         s=$(basename "$d")
         case $s in gpu | unit) continue ;; esac
-        ls "$d" | grep -qE '\.(fuse|test)$' && suites+=("$s")
+        ls "$d" | grep -qE '\.(fuse|test|c)$' && suites+=("$s")
     done
 fi
 paths=()
