@@ -1563,6 +1563,7 @@ static void run_body(Sema *S, Frame *fr)
             if (b->used || b->role == ROLE_RESULT || b->name[0] == '_')
                 continue;
             diag_warning(b->loc, "%s '%s' is never used", b->role == ROLE_PARAM ? "input" : "value", b->name);
+            diag_note(LOC_NONE, "remove it, or start its name with '_' to keep it quietly");
         }
     }
     fr->fi->warned = 1;
