@@ -740,23 +740,30 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
     }
     if (op_info[n->op].cls == OPC_REDUCE && c->role[n->id] == 'v')
         return reduced_var(c, n);
+    /* memo: the same node at the same map is computed once per scope */
     for (int i = c->ninst - 1; i >= 0; i--)
         if (c->inst[i].node == n && map_eq(n, c->inst[i].map, map))
             return c->inst[i].name;
     const char *itype = "I";
     if (c->role[n->id] == 'i') {
+        /* an input: from a vector already loaded, the row cache, or memory */
         int a = acc_index(c, n, map);
         Buf e = {0}, off = {0};
+        int converted = 0; /* the row cache holds values already in the compute type */
         if (c->vec && acc_full(c, &c->acc[a]))
             buf_printf(&e, "va%d%s.v[j]", a, c->sfx ? c->sfx : "");
-        else if (c->rowcache && acc_cached(c, &c->acc[a]))
+        else if (c->rowcache && acc_cached(c, &c->acc[a])) {
             buf_printf(&e, "xc%d[k]", a);
-        else {
+            converted = 1;
+        } else {
             acc_offset(c, &c->acc[a], itype, &off);
             buf_printf(&e, "in%d[%s]", c->inbuf[n->id], off.data);
         }
         Buf conv = {0};
-        load_conv(&conv, n->dtype, e.data);
+        if (converted)
+            buf_puts(&conv, e.data);
+        else
+            load_conv(&conv, n->dtype, e.data);
         Inst *in = new_inst(c, n, map);
         line(c, "const %s %s = %s;", ctype(n->dtype), in->name, conv.data);
         buf_free(&e);
@@ -1619,11 +1626,32 @@ static void hoist(KCtx *c, const IrNode *n, const int8_t *map)
 
 static void out_map_of(KCtx *c, int i, int8_t *m) { out_map(c, c->k->outputs[i], m); }
 
+/* Does (n, map) vary along the reduced dims, i.e. does it read an input
+ * element through no reduction of this kernel?  Shapes alone cannot say:
+ * with a reduced dim of static size 1 (`max(x, axis=0, keepdims=true)` of
+ * x: f32[1]) a per-row value and an element value have the same shape. */
+static int varies_in_red(KCtx *c, const IrNode *n, const int8_t *map, int depth)
+{
+    if (n->op == OP_CONST || is_scalar_param(c, n))
+        return 0;
+    if (c->role[n->id] == 'v' && op_info[n->op].cls == OPC_REDUCE)
+        return 0;
+    if (c->role[n->id] != 'v' || depth > 64)
+        return map_has_red(c, n, map);
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        operand_map(n, k, map, um);
+        if (varies_in_red(c, n->in[k].node, um, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
 static int out_is_elem(KCtx *c, int i)
 {
     int8_t m[IR_MAX_RANK];
     out_map_of(c, i, m);
-    return map_has_red(c, c->k->outputs[i], m);
+    return map_has_red(c, c->k->outputs[i], m) && varies_in_red(c, c->k->outputs[i], m, 0);
 }
 
 /* ------------------------------------------------------------------ */
