@@ -9,8 +9,8 @@ random dims (odd sizes, ones and zeros included) and random inputs, compares:
   * the float64 interpreter (`fusec --emit=eval`) against the fused CUDA
     target, the fused NVRTC target, and the `--no-fusion` CUDA target;
   * the fused CUDA target against the `--no-fusion` one and the NVRTC one.
-Every output buffer is poisoned with NaN first.  Tolerances (per result
-dtype, on |got - want| <= rtol * |want| + atol * scale, scale = the largest
+Every output buffer is poisoned with NaN first.  Tolerances (by the
+loosest of the result's dtype and the fn's float params' dtypes, on |got - want| <= rtol * |want| + atol * scale, scale = the largest
 finite |want| of that result):
     f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2  (rtol = atol)
 They are looser than fuse-run's because a random fn chains up to a dozen
@@ -93,14 +93,23 @@ def as_f64(a, dt):
     return a.astype(np.float64)
 
 
-def compare(got, want, dt):
+def loosest(fn, dt):
+    """A result is only as precise as the least precise float it is computed
+    from: judge it by the loosest tolerance among the fn's float params and
+    its own dtype."""
+    cands = [dt] + [p["dtype"] for p in fn["params"]]
+    cands = [c for c in cands if c in TOL]
+    return max(cands, key=lambda c: TOL[c]) if cands else dt
+
+
+def compare(got, want, dt, tol_dt=None):
     g, w = as_f64(got, dt).ravel(), as_f64(want, dt).ravel()
     if g.shape != w.shape:
         return "shape %s != %s" % (g.shape, w.shape)
     if dt in ("i32", "i64", "bool"):
         bad = np.nonzero(g != w)[0]
     else:
-        tol = TOL[dt]
+        tol = TOL[tol_dt or dt]
         fin = np.isfinite(w)
         scale = np.max(np.abs(w[fin])) if fin.any() else 0.0
         nan_bad = np.isnan(g) != np.isnan(w)
@@ -172,7 +181,7 @@ def run_fn(args, rt, libs, src, fn, rng, workdir):
         for p, o in zip(fn["results"], outs):
             g = to_host(o, p["dtype"]).reshape(shape_of(p, d))
             got_by[label][p["name"]] = g
-            msg = compare(g, want[p["name"]], p["dtype"])
+            msg = compare(g, want[p["name"]], p["dtype"], loosest(fn, p["dtype"]))
             if msg:
                 problems.append("%s %s dims %s: %s: %s" % (name, label, d, p["name"], msg))
     return problems
