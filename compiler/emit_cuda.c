@@ -485,6 +485,8 @@ static void acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b
 /* ------------------------------------------------------------------ */
 /* Expressions.                                                        */
 
+/* A constant as a literal of its dtype; inf and NaN by bit pattern, since
+ * NVRTC has no math.h macros. */
 static void fmt_const(const IrNode *n, Buf *b)
 {
     double v = n->cval;
@@ -581,7 +583,10 @@ static void apply_template(const char *t, const char *const *ops, int dbl, Buf *
     }
 }
 
-/* the expression of elementwise node n on operand expressions a[] */
+/* the expression of elementwise node n on operand expressions a[].
+ * Floats use the op table's f32 templates (stripped to double for f64);
+ * integers get integer arithmetic (C division and remainder); comparisons
+ * compute in the promoted operand type; min/max propagate NaN. */
 static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b)
 {
     const OpInfo *oi = &op_info[n->op];
@@ -716,6 +721,8 @@ static Inst *new_inst(KCtx *c, const IrNode *n, const int8_t *map)
  * C expression that holds it, in n's compute type. */
 static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
 {
+    /* constants and scalar params are expressions, not variables: a small
+     * ring of buffers, copied by the caller before the next call */
     static char lit[8][96];
     static int litk;
     if (n->op == OP_CONST) {
@@ -773,6 +780,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
     }
     if (c->role[n->id] != 'v')
         ICE("operand outside the kernel");
+    /* an elementwise value: operands first (each at its own map) */
     const char *ops[3];
     char opbuf[3][96];
     DType adt[3];
@@ -800,6 +808,11 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
 /* ------------------------------------------------------------------ */
 /* Kernel setup.                                                       */
 
+/* Analyse one kernel: which nodes it computes and which it reads (the
+ * bufs order of the stub), every input access reachable from its outputs and
+ * reductions, and the collapsed groups of its space.  Everything after this
+ * is a pure function of the context, so the kernel text, the stub and the
+ * name list always agree. */
 static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptions *o, Buf *out)
 {
     memset(c, 0, sizeof *c);
@@ -907,7 +920,11 @@ static const char *param_ctype(DType t)
     }
 }
 
-/* The common kernel parameters: inputs, outputs, scalars, sizes. */
+/* The common kernel parameters: inputs, outputs, scalars, sizes.
+ * Tensor inputs come first in k->inputs order without scalar params (the
+ * bufs order of emit.h), then outputs; scalar params are passed by value
+ * (f16/bf16/f32 as float); only the syms the kernel's shapes mention are
+ * passed, as long long, so static dims fold into constants. */
 static void common_params(KCtx *c, Buf *b)
 {
     int first = 1;
@@ -973,6 +990,7 @@ static void common_args(KCtx *c, Buf *b)
  * addresses to args[] (in the order of common_params). */
 static void host_common_args(KCtx *c, Buf *decl, Buf *args)
 {
+    /* locals of the exact kernel parameter types: args[] points at them */
     int nin = ntensor_inputs(c);
     int nargs = 0;
     for (int j = 0; j < nin; j++) {
@@ -1745,6 +1763,13 @@ static void round_elem(KCtx *c, void *vctx)
     }
 }
 
+/* The row scheme.  A "row" is one point of the kept groups (flat index
+ * `row`), its elements the points of the reduced groups (flat index r).
+ * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
+ * V-element chunks (cached).  Reductions run in dependency rounds (softmax:
+ * max, then sum of exp(x - max)); values that do not vary along the row are
+ * hoisted out of the element loops; outputs of the row's shape are written
+ * in a last pass, per-row outputs by lane 0. */
 static void emit_row_body(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
@@ -1892,6 +1917,12 @@ static void emit_row_body(KCtx *c, int cached)
 
 enum { SCALAR_MAX_BLOCKS = 1024, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
 
+/* Full reduction in one launch.  Each block folds a grid-stride share
+ * (V-wide vectors, two in flight), reduces it in shared memory and writes one
+ * partial; the block that takes the last ticket of the atomic counter reads
+ * all partials in block order (so the result does not depend on which block
+ * finished last), applies the epilogue, writes the outputs and puts the
+ * counter back to 0 for the next call. */
 static void emit_scalar_body(KCtx *c)
 {
     const Kernel *k = c->k;
@@ -2040,7 +2071,7 @@ static void emit_scalar_body(KCtx *c)
 /* are many; the last of a tile's blocks combines the partials in split  */
 /* order (deterministic) and resets the tile's counter.                  */
 
-enum { COLS_MAX_SPLIT = 32 };
+enum { COLS_MAX_SPLIT = 64 };
 
 /* bytes of a reduction state (as the preamble lays it out) */
 static int red_state_bytes(const IrNode *n)
@@ -2284,6 +2315,8 @@ static void emit_cols_body(KCtx *c)
 /* ------------------------------------------------------------------ */
 /* Entry points.                                                       */
 
+/* One extern "C" __global__ per variant: a call of the template body with
+ * the index type and the compile-time shape of the variant. */
 static void emit_wrappers(KCtx *c, const Variant *v, int nv)
 {
     Buf ps = {0}, as = {0};
@@ -2314,6 +2347,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
     buf_free(&as);
 }
 
+/* The device source of a module: the preamble, then per kernel its comment,
+ * template bodies and extern "C" wrappers (one per variant). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     for (int i = 0; preamble[i]; i++)
@@ -2422,6 +2457,10 @@ static void host_cols_sizes(KCtx *c, Buf *b)
     }
 }
 
+/* The stub of one kernel (emit.h): recompute the group sizes and magic
+ * numbers from dims, pick the variant (alignment, row length, int32 range)
+ * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
+ * test is done here, on the host, once per call. */
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -2492,8 +2531,10 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         } else {
             buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
         }
-        buf_puts(b, "    int64_t blocks = (n + per * 256 - 1) / (per * 256);\n");
-        buf_puts(b, "    if (blocks > (int64_t)sm_count * 64)\n        blocks = (int64_t)sm_count * 64;\n");
+        /* one double step (two vectors) per thread: the whole array in one
+         * pass, two loads in flight per thread */
+        buf_puts(b, "    int64_t blocks = (n + per * 512 - 1) / (per * 512);\n");
+        buf_puts(b, "    if (blocks > (int64_t)1 << 30)\n        blocks = (int64_t)1 << 30;\n");
         buf_puts(b, "    const int big = n + 2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n");
         buf_puts(b, "    (void)vec;\n");
         for (int i = 0; i < nv; i++) {
@@ -2522,8 +2563,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         } else
             buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
         buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
-                    "    /* split the reduced range until the grid fills the device */\n"
-                    "    int64_t ns = ((int64_t)sm_count * 8 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
+                    "    /* split the reduced range until the grid is several waves deep */\n"
+                    "    int64_t ns = ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
         buf_printf(b, "    if (ns > %d)\n        ns = %d;\n", COLS_MAX_SPLIT, COLS_MAX_SPLIT);
         buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
                     "    nsplit = (int)ns;\n");
