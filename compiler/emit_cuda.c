@@ -1214,6 +1214,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
 
 static int need_decompose(const KCtx *c);
 static int cols_vec_width(KCtx *c);
+static int red_state_bytes(const IrNode *n);
 
 /* Vector width of a full reduction: flat indexing, no element outputs. */
 static int scalar_vec_width(KCtx *c)
@@ -2104,6 +2105,10 @@ static int cols_vec_width(KCtx *c)
     for (int i = 0; i < c->k->noutputs; i++)
         if (out_is_elem(c, i))
             return 1;
+    /* V states per thread: only for one-word states (sum, max, mean...) */
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && red_state_bytes(c->k->values[i]) > 8)
+            return 1;
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
         if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
@@ -2255,6 +2260,7 @@ static void emit_cols_body(KCtx *c)
         line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
              i * cols_slot(c), COLS_MAX_SPLIT);
         line(c, "if (ty == 0 && active)");
+        line(c, "#pragma unroll");
         line(c, "    for (int j = 0; j < V; j++)");
         line(c, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
     }
@@ -2272,6 +2278,7 @@ static void emit_cols_body(KCtx *c)
     open_scope(c);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
+        line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
         line(c, "    a%d[j] = R%d::init();", id, id);
         line(c, "    for (int z = 0; z < nsplit; z++)");
