@@ -24,6 +24,11 @@
  *          two results is listed twice.  An output may be an input (a param
  *          returned as a result: a copy) -- then it is not in values --
  *          or a scalar param (fill the result with its value).
+ *          Shapes: a loop kernel's outputs have the shape of space; a
+ *          reduce or row kernel's have either the shape of space (FL_ELEM,
+ *          e.g. y = 2*x + 1 riding along sum(x)) or the reduced shape, with
+ *          or without keepdims' 1s (FL_RED: reductions, epilogues, per-row
+ *          values such as a layernorm's mean and rstd).
  *          Buffers for an input node: a tensor param's pointer; a result
  *          node's result buffer (the first result naming it); otherwise its
  *          intermediate buffer.
@@ -43,7 +48,8 @@
  *          right alignment) and unsqueeze (drop its axis), as in ir.h.
  * layout   reduce and row kernels (RL_NONE for loop kernels):
  *          RL_SCALAR all axes; RL_ROWS a suffix of the dims (inner,
- *          contiguous); RL_COLS a prefix; RL_MIDDLE kept dims on both sides.
+ *          contiguous); RL_COLS a prefix; RL_MIDDLE any other set (kept
+ *          dims on both sides, or axes (0, 2) of three dims).
  *          Row kernels are always RL_ROWS.
  * looped   row kernels only.  0: the row length (product of the reduced
  *          dims) is static and <= FUSE_ROW_ONCHIP_MAX: keep the row on chip
