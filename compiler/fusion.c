@@ -53,6 +53,8 @@ typedef struct Group {
     Write *wr;
     int nwr, capwr;
     int dead;          /* merged into another group */
+    int off_chip;      /* row kernel: the row buffer would break the register
+                          budget, so the row is always re-read (looped 2) */
     int order;         /* launch position, once known */
 } Group;
 
@@ -203,7 +205,7 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
         return 0;
     if (len < 0)
         len = 1024; /* the on-chip variant the emitter may pick at launch */
-    int threads = len <= 1024 ? 32 : 256;
+    int threads = len <= 1024 ? 32 : len <= 4096 ? 128 : 256;
     return (int)((len + threads - 1) / threads);
 }
 
@@ -280,7 +282,8 @@ int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
         for (int i = 0; i < k->ninputs; i++)
             if (ir_shape_eq(&k->inputs[i]->shape, &k->space))
                 bufs++;
-        est += per * bufs;
+        if (k->looped != 2) /* 2: never on chip */
+            est += per * bufs;
     }
     return est;
 }
@@ -363,8 +366,11 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
                 k->out_result[k->noutputs] = -1;
                 ARENA_PUSH(c->a, k->outputs, k->noutputs, capo, g->wr[i].node);
             }
-    if (k->kind == KK_ROW)
+    if (k->kind == KK_ROW) {
         row_elems_per_thread(k, &k->looped);
+        if (g->off_chip)
+            k->looped = 2;
+    }
     k->loc = k->nvalues ? k->values[0]->loc : (k->noutputs ? k->outputs[0]->loc : f->loc);
     for (int i = 0; i < k->nvalues; i++)
         if (k->values[i]->op != OP_CONST) {
@@ -379,6 +385,22 @@ static int group_estimate(Ctx *c, const Group *g)
     Kernel k;
     group_to_kernel(c, g, &k);
     return k.est_registers;
+}
+
+/* The estimate of g, after giving up the on-chip row buffer of a row
+ * kernel when that alone keeps it within the budget (one looped kernel is
+ * better than a split into several). */
+static int fit_estimate(Ctx *c, Group *g)
+{
+    int est = group_estimate(c, g);
+    if (est > c->opt->max_registers && g->kind == KK_ROW && !g->off_chip) {
+        g->off_chip = 1;
+        int off = group_estimate(c, g);
+        if (off <= c->opt->max_registers)
+            return off;
+        g->off_chip = 0;
+    }
+    return est;
 }
 
 /* ---- joining a node to a consumer's group ----------------------------------- */
@@ -524,7 +546,7 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                 retag_rows(c, g, n);
         }
     }
-    int est = group_estimate(c, g);
+    int est = fit_estimate(c, g);
     if (est > c->opt->max_registers) {
         memcpy(g->lvl, savelvl, (size_t)c->f->nnodes);
         uint8_t *keep = g->lvl;
@@ -801,7 +823,7 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
         a->lvl[n] |= b->lvl[n];
     for (int w = 0; w < b->nwr; w++)
         group_write(c, a, b->wr[w].node, b->wr[w].result);
-    int est = group_estimate(c, a);
+    int est = fit_estimate(c, a);
     if (est > c->opt->max_registers) {
         uint8_t *keep = a->lvl;
         memcpy(keep, lv, (size_t)c->f->nnodes);
@@ -859,9 +881,11 @@ static void merge_down(Ctx *c)
                         b->lvl[n] |= FL_ELEM;
                 for (int w = 0; w < a->nwr; w++)
                     group_write(c, b, a->wr[w].node, a->wr[w].result);
-                if (group_estimate(c, b) > c->opt->max_registers) {
+                int off = b->off_chip;
+                if (fit_estimate(c, b) > c->opt->max_registers) {
                     memcpy(b->lvl, lv, (size_t)c->f->nnodes);
                     b->nwr = nwr;
+                    b->off_chip = off;
                     continue;
                 }
                 a->dead = 1;

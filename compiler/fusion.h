@@ -57,7 +57,10 @@
  *          the emitter must provide a version that re-reads the row from
  *          global memory inside the kernel (one pass per chained
  *          reduction); for a SYMBOLIC length it may also emit the on-chip
- *          version and pick at launch when the row fits.
+ *          version and pick at launch when the row fits.  2: re-read the
+ *          row, never keep it on chip, whatever its length: the row buffer
+ *          would break the register budget (one looped kernel rather than
+ *          a split into several).
  * est_registers  the model of fuse_estimate_registers (below); the emitter
  *          may pass it to __launch_bounds__ but need not.
  */
@@ -163,8 +166,8 @@ Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt);
  *     var/std (Welford)
  *   + row kernels: B * ceil(R / T) for the row buffer, R = static row
  *     length (1024 when symbolic: the on-chip variant; 0 when looped and
- *     static), T = 32 threads per row up to 1024, else 256; B = inputs of
- *     shape space.
+ *     static, or looped 2), T = 32 threads per row up to 1024, 128 up to
+ *     4096, else 256 (as emit_cuda.c); B = inputs of shape space.
  * Checked against ptxas (sm_90, -Xptxas -v) on the examples: within about
  * 10 registers of the larger variant, except that 4-wide loop kernels with
  * many inputs run higher (adam_step: ~50 here, 64 for ptxas). */
