@@ -475,10 +475,25 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
 
 typedef struct Acc {
     double v, v2;   /* running value; second pass (var, logsumexp) */
+    double c, c2;   /* compensation of the sums v and v2 */
     uint64_t iv;    /* integer sum / prod */
     int64_t arg;    /* argmax / argmin */
     int nan;
 } Acc;
+
+/* Compensated (Neumaier) summation: the reference sum of 2^28 values
+ * stays exact to a few f64 ulps, far inside any f32 tolerance.  Once the
+ * running sum is inf or NaN the compensation stops (inf - inf would turn
+ * it into NaN) and the sum speaks for itself. */
+static void sum_add(double *s, double *c, double x)
+{
+    double t = *s + x;
+    if (isfinite(t))
+        *c += fabs(*s) >= fabs(x) ? (*s - t) + x : (x - t) + *s;
+    *s = t;
+}
+
+static double sum_get(double s, double c) { return isfinite(s) ? s + c : s; }
 
 static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
 {
@@ -552,7 +567,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
     for (int pass = 0; pass < passes; pass++) {
         if (pass == 1 && op != OP_LOGSUMEXP)
             for (int64_t o = 0; o < onum; o++)
-                acc[o].v /= (double)count; /* the mean, for var and std */
+                acc[o].v = sum_get(acc[o].v, acc[o].c) / (double)count; /* the mean */
         int64_t idx[IR_MAX_RANK] = {0};
         int64_t oo = 0, ri = 0;
         for (int64_t i = 0; i < x->numel; i++) {
@@ -560,16 +575,16 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
             Acc *A = &acc[oo];
             if (pass == 1) {
                 if (op == OP_LOGSUMEXP)
-                    A->v2 += exp(v - A->v);
+                    sum_add(&A->v2, &A->c2, exp(v - A->v));
                 else
-                    A->v2 += (v - A->v) * (v - A->v);
+                    sum_add(&A->v2, &A->c2, (v - A->v) * (v - A->v));
             } else {
                 switch (op) {
                 case OP_SUM: case OP_MEAN: case OP_VAR: case OP_STD:
                     if (intsum)
                         A->iv += (uint64_t)as_i64(v);
                     else
-                        A->v += v;
+                        sum_add(&A->v, &A->c, v);
                     break;
                 case OP_PROD:
                     if (intsum)
@@ -610,13 +625,14 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         Acc *A = &acc[o];
         double v;
         switch (op) {
-        case OP_SUM: case OP_PROD: v = intsum ? wrap_int(A->iv, dt) : A->v; break;
-        case OP_MEAN: v = A->v / (double)count; break;
-        case OP_VAR: v = A->v2 / (double)count; break;
-        case OP_STD: v = sqrt(A->v2 / (double)count); break;
+        case OP_SUM: v = intsum ? wrap_int(A->iv, dt) : sum_get(A->v, A->c); break;
+        case OP_PROD: v = intsum ? wrap_int(A->iv, dt) : A->v; break;
+        case OP_MEAN: v = sum_get(A->v, A->c) / (double)count; break;
+        case OP_VAR: v = sum_get(A->v2, A->c2) / (double)count; break;
+        case OP_STD: v = sqrt(sum_get(A->v2, A->c2) / (double)count); break;
         case OP_LOGSUMEXP:
             /* -inf max: empty or all -inf rows give -inf; +inf or NaN stays */
-            v = isfinite(A->v) ? A->v + log(A->v2) : A->v;
+            v = isfinite(A->v) ? A->v + log(sum_get(A->v2, A->c2)) : A->v;
             break;
         case OP_ARGMAX: case OP_ARGMIN: v = (double)A->arg; break;
         default: v = A->v; break;

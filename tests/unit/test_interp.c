@@ -790,6 +790,12 @@ static void test_reductions(void)
     free_all(out, 3);
     tensor_free(&in);
 
+    /* sums are compensated: exact where a plain f64 sum loses the 1 */
+    CHECK_VAL(r1(OP_SUM, (double[]){1e16, 1, -1e16}, 3), 1);
+    CHECK_VAL(r1(OP_MEAN, (double[]){1e16, 1, -1e16, 3}, 4), 1);
+    CHECK_VAL(r1(OP_SUM, (double[]){INFINITY, 1, 1e300}, 3), INFINITY);
+    CHECK_VAL(r1(OP_SUM, (double[]){INFINITY, -INFINITY}, 2), NAN);
+    CHECK_VAL(r1(OP_SUM, (double[]){1e308, 1e308, -1e308}, 3), INFINITY); /* overflow stays */
     /* var and std are population statistics; logsumexp is stable */
     double four[] = {1, 2, 3, 4};
     CHECK_VAL(r1(OP_VAR, four, 4), 1.25);
