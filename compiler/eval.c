@@ -195,7 +195,12 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
         if (!tensor_alloc(&in[pi], p->dtype, p->shape.rank, dims)) {
             Buf ty = {0};
             param_type(f, p, &ty);
-            diag_error(LOC_NONE, "out of memory making a random input for param '%s' (%s)", p->name, ty.data);
+            int64_t n;
+            if (!tensor_strides(p->shape.rank, dims, NULL, &n))
+                diag_error(LOC_NONE, "param '%s' (%s) would have more elements than an int64 counts", p->name,
+                           ty.data);
+            else
+                diag_error(LOC_NONE, "out of memory making a random input for param '%s' (%s)", p->name, ty.data);
             buf_free(&ty);
             ok = 0;
             break;
