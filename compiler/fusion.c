@@ -519,6 +519,14 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                 return 0;
             }
         } else {
+            if (g->kind == KK_LOOP)
+                back = 1;
+            if (ir_shape_eq(O, &g->space) && back && lay != RL_ROWS) {
+                reject(c, n, user, "grid-dependency",
+                       arena_printf(c->a, "%%%d (%s %s) is needed by every element of %%%d: "
+                                    "needs a grid-wide barrier", n->id, opname(n), ax, user->id));
+                return 0;
+            }
             if (!ir_shape_eq(O, &g->space) || (g->kind != KK_LOOP && g->axes != n->axes)) {
                 reject(c, n, user, "space",
                        arena_printf(c->a, "%%%d (%s %s of %s) and the kernel of %%%d (%s of %s) "
@@ -528,8 +536,6 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                                     shape_words(c->a, c->f, &g->space)));
                 return 0;
             }
-            if (g->kind == KK_LOOP)
-                back = 1;
             if (back && lay != RL_ROWS) {
                 reject(c, n, user, "grid-dependency",
                        arena_printf(c->a, "%%%d (%s %s) is needed by every element of %%%d: "
