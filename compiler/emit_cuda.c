@@ -45,7 +45,7 @@ typedef struct Inst {
     const IrNode *node;
     int8_t map[IR_MAX_RANK];
     int depth;  /* scope depth where its variable was declared */
-    char name[72];
+    char name[160];
 } Inst;
 
 typedef struct Access {
@@ -86,7 +86,7 @@ typedef struct KCtx {
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
-    const char *reduced_val[64]; /* per reduction value index in k->values: its variable */
+    const char **reduced_val;    /* per value index in k->values: a reduction's variable */
 } KCtx;
 
 static void line(KCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -699,7 +699,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map);
 static const char *reduced_var(KCtx *c, const IrNode *n)
 {
     int vi = value_index(c, n);
-    if (vi < 0 || vi >= 64 || !c->reduced_val[vi])
+    if (vi < 0 || !c->reduced_val[vi])
         ICE("reduction result used before it is computed");
     return c->reduced_val[vi];
 }
@@ -723,13 +723,13 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
 {
     /* constants and scalar params are expressions, not variables: a small
      * ring of buffers, copied by the caller before the next call */
-    static char lit[8][96];
+    static char lit[8][160];
     static int litk;
     if (n->op == OP_CONST) {
         Buf b = {0};
         fmt_const(n, &b);
         char *s = lit[litk++ & 7];
-        snprintf(s, 96, "%s", b.data);
+        snprintf(s, 160, "%s", b.data);
         buf_free(&b);
         return s;
     }
@@ -739,9 +739,9 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         buf_puts(&b, "p_");
         put_ident(&b, c->f->params[n->param].name);
         if (n->dtype == DT_BOOL)
-            snprintf(s, 96, "(%s != 0)", b.data);
+            snprintf(s, 160, "(%s != 0)", b.data);
         else
-            snprintf(s, 96, "%s", b.data);
+            snprintf(s, 160, "%s", b.data);
         buf_free(&b);
         return s;
     }
@@ -782,7 +782,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         ICE("operand outside the kernel");
     /* an elementwise value: operands first (each at its own map) */
     const char *ops[3];
-    char opbuf[3][96];
+    char opbuf[3][160];
     DType adt[3];
     for (int k = 0; k < n->nin; k++) {
         int8_t um[IR_MAX_RANK];
@@ -823,8 +823,17 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
     c->role = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
     c->inst = malloc(sizeof(Inst) * MAX_INST);
-    if (!c->role || !c->inbuf || !c->inst)
+    c->reduced_val = calloc((size_t)k->nvalues + 1, sizeof(char *));
+    if (!c->role || !c->inbuf || !c->inst || !c->reduced_val)
         fatal_oom();
+    /* fixed-size tables below (reductions, vector outputs) */
+    if (k->noutputs > 64)
+        ICE("more than 64 outputs in one kernel");
+    int nred = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        nred += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    if (nred > 64)
+        ICE("more than 64 reductions in one kernel");
     for (int i = 0; i < f->nnodes; i++)
         c->inbuf[i] = -1;
     int nb = 0;
@@ -861,6 +870,7 @@ static void kctx_free(KCtx *c)
     free(c->role);
     free(c->inbuf);
     free(c->inst);
+    free(c->reduced_val);
 }
 
 /* the tensor input nodes (bufs order) */
@@ -1875,7 +1885,7 @@ static void emit_row_body(KCtx *c, int cached)
             line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)R);", ctype(reds[i]->dtype), in->name,
                  ctype(reds[i]->dtype), id, id);
             int vi = value_index(c, reds[i]);
-            if (vi >= 0 && vi < 64)
+            if (vi >= 0)
                 c->reduced_val[vi] = in->name;
         }
     }
@@ -1906,7 +1916,7 @@ static void emit_row_body(KCtx *c, int cached)
     }
     close_scope(c);
     close_scope(c);
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
     buf_free(&nr);
     buf_free(&rr);
@@ -2048,7 +2058,7 @@ static void emit_scalar_body(KCtx *c)
         line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)n);", ctype(reds[i]->dtype), in->name,
              ctype(reds[i]->dtype), id, id);
         int vi = value_index(c, reds[i]);
-        if (vi >= 0 && vi < 64)
+        if (vi >= 0)
             c->reduced_val[vi] = in->name;
     }
     for (int i = 0; i < k->noutputs; i++)
@@ -2057,7 +2067,7 @@ static void emit_scalar_body(KCtx *c)
     line(c, "*counter = 0u; /* ready for the next call */");
     close_scope(c);
     close_scope(c);
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
     buf_free(&n);
     buf_free(&ps);
@@ -2303,7 +2313,7 @@ static void emit_cols_body(KCtx *c)
         line(c, "const %s %s = (%s)R%d::fin(a%d[j], (long long)R);", ctype(reds[i]->dtype), in->name,
              ctype(reds[i]->dtype), id, id);
         int vi = value_index(c, reds[i]);
-        if (vi >= 0 && vi < 64)
+        if (vi >= 0)
             c->reduced_val[vi] = in->name;
     }
     for (int i = 0; i < k->noutputs; i++)
@@ -2314,7 +2324,7 @@ static void emit_cols_body(KCtx *c)
     line(c, "__syncthreads(); /* sh is reused by the next outer index */");
     close_scope(c);
     close_scope(c);
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
     buf_free(&ps);
 }
