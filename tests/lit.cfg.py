@@ -58,5 +58,9 @@ try:
     config.available_features.add("numpy")
 except ImportError:
     pass
+# tools/valgrind-lit.sh runs the suites again from a shadow build folder
+# whose fusec runs under memcheck: slow suites opt out with UNSUPPORTED.
+if os.path.basename(os.path.normpath(build)) == "valgrind":
+    config.available_features.add("under-valgrind")
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
