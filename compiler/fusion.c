@@ -487,6 +487,10 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
     uint8_t ul = use_level(c, g, n, &user);
     if (!ul)
         return 0;
+    if (is_view(n)) { /* free, and never a buffer of its own: always joins */
+        g->lvl[n->id] |= ul;
+        return 1;
+    }
     Group save = *g;
     uint8_t *savelvl = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
     memcpy(savelvl, g->lvl, (size_t)c->f->nnodes);
@@ -699,7 +703,7 @@ static void place(Ctx *c, IrNode *n)
         }
         return;
     }
-    if (nuser_groups > 1 && c->cost[n->id] > FUSE_RECOMPUTE_MAX) {
+    if (nuser_groups > 1 && c->cost[n->id] > FUSE_RECOMPUTE_MAX && !is_view(n)) {
         IrNode *u = NULL;
         for (int gi = ngroups - 1; gi >= 0 && !u; gi--) /* a user in another kernel */
             if (!c->g[gi]->dead && c->g[gi] != single)
@@ -1095,6 +1099,8 @@ static void verify(const Plan *p)
             if (r >= f->nresults || (r >= 0 && f->results[r].node != o) ||
                 (!here[o->id] && !is_scalar_param(f, o)))
                 ICE("plan: an output that is not what it claims");
+            if (r < 0 && is_view(o))
+                ICE("plan: a view stored as an intermediate");
             if (writer[o->id] >= 0 && writer[o->id] != ki)
                 ICE("plan: a value written by two kernels");
             writer[o->id] = ki;

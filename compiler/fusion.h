@@ -23,7 +23,9 @@
  *          intermediate (a buffer from Plan.intermediates).  A node that is
  *          two results is listed twice.  An output may be an input (a param
  *          returned as a result: a copy) -- then it is not in values --
- *          or a scalar param (fill the result with its value).
+ *          or a scalar param (fill the result with its value).  A view
+ *          is never an intermediate (views are always recomputed by their
+ *          users), though it may be a result.
  *          Shapes: a loop kernel's outputs have the shape of space; a
  *          reduce or row kernel's have either the shape of space (FL_ELEM,
  *          e.g. y = 2*x + 1 riding along sum(x)) or the reduced shape, with
