@@ -320,20 +320,18 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
                 lv[o->id] |= is_reduce(n) ? FL_ELEM : g->lvl[i];
         }
     }
-    int capv = 0, capi = 0, capo = 0;
+    int capi = 0, capo = 0;
     for (int i = 0; i < f->nnodes; i++)
         if (lv[i])
             k->nvalues++;
     k->values = ARENA_ARRAY(c->a, IrNode *, k->nvalues ? k->nvalues : 1);
     k->level = ARENA_ARRAY(c->a, uint8_t, k->nvalues ? k->nvalues : 1);
-    capv = k->nvalues;
     k->nvalues = 0;
     for (int i = 0; i < f->nnodes; i++)
         if (lv[i]) {
             k->level[k->nvalues] = lv[i];
             k->values[k->nvalues++] = f->nodes[i];
         }
-    (void)capv;
     /* inputs: operands that are not computed here, in node order */
     uint8_t *isin = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
     for (int i = 0; i < k->nvalues; i++) {
