@@ -894,6 +894,9 @@ static const IrNode *tensor_input(const KCtx *c, int j)
 /* scalar params used by the kernel, in param order */
 static int uses_param(const KCtx *c, int p)
 {
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (c->k->outputs[i]->op == OP_PARAM && c->k->outputs[i]->param == p)
+            return 1; /* a scalar param returned as a result */
     for (int i = 0; i < c->k->nvalues; i++) {
         const IrNode *v = c->k->values[i];
         for (int j = 0; j < v->nin; j++)
@@ -1035,9 +1038,11 @@ static void kernel_comment(KCtx *c)
     static const char *const kinds[] = {"loop", "reduce", "row"};
     static const char *const lays[] = {"", " (to a scalar)", " (rows)", " (columns)", " (middle axes)"};
     Buf b = {0};
-    ir_type_str(c->f, DT_F32, &k->space, &b);
-    line(c, "/* %s: %s kernel%s over %s, fn %s", k->name, kinds[k->kind], lays[k->layout], b.data + 3,
-         c->f->name);
+    if (k->space.rank == 0)
+        buf_puts(&b, "one element");
+    else
+        ir_shape_str(c->f, &k->space, &b);
+    line(c, "/* %s: %s kernel%s over %s, fn %s", k->name, kinds[k->kind], lays[k->layout], b.data, c->f->name);
     buf_free(&b);
     for (int i = 0; i < k->nvalues; i++) {
         const IrNode *v = k->values[i];

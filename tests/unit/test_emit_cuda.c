@@ -244,6 +244,154 @@ static Plan *argmax_var(void)
     return one_kernel_plan(f, KK_REDUCE, RL_ROWS, x->shape, 2, 0);
 }
 
+
+/* ---- random graphs through the real fusion pass: the emitter never ICEs,
+ * braces balance, and every variant in the name list is defined ---------- */
+
+static unsigned rng = 2463534242u;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng % n;
+}
+
+static int can_bcast(const IrShape *a, const IrShape *b)
+{
+    int r = a->rank < b->rank ? a->rank : b->rank;
+    for (int i = 1; i <= r; i++) {
+        IrDim x = a->dims[a->rank - i], y = b->dims[b->rank - i];
+        if (!ir_dim_eq(x, y) && x.size != 1 && y.size != 1)
+            return 0;
+    }
+    return 1;
+}
+
+static int random_check(int seed, Plan **keep)
+{
+    static const char *const D3[] = {"N", "M", "K"};
+    static const char *const D2s[] = {"N", "64"};
+    static const char *const Mo1[] = {"M"};
+    IrFunc *f = ir_func_new(&arena, arena_printf(&arena, "r%d", seed), LOC_NONE);
+    static const DType dts[] = {DT_F32, DT_F16, DT_BF16, DT_F64};
+    DType dt = dts[rnd(4)];
+    IrNode *pool[48];
+    int n = 0;
+    pool[n++] = param(f, "x", dt, 2, rnd(3) ? NM : D2s);
+    pool[n++] = param(f, "b", dt, 1, rnd(2) ? Mo1 : (const char *const *)(D2s + 1));
+    pool[n++] = param(f, "z", dt, 3, D3);
+    pool[n++] = scalar_param(f, "s", DT_F32);
+    static const OpKind un[] = {OP_EXP, OP_ABS, OP_TANH, OP_NEG, OP_SQRT, OP_SIGMOID, OP_RELU, OP_ISNAN};
+    static const OpKind bi[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX2, OP_MIN2, OP_POW};
+    static const OpKind rd[] = {OP_SUM, OP_RMAX, OP_MEAN, OP_VAR, OP_ARGMAX, OP_LOGSUMEXP, OP_PROD, OP_ANY};
+    int want = 6 + (int)rnd(14);
+    while (n < want) {
+        IrNode *a = pool[rnd((unsigned)n)];
+        if (a->op == OP_PARAM && !f->params[a->param].is_tensor)
+            continue;
+        DType t = dtype_is_float(a->dtype) ? a->dtype : DT_F32;
+        switch (rnd(5)) {
+        case 0: {
+            OpKind op = un[rnd(8)];
+            pool[n++] = ew(f, op, op == OP_ISNAN ? DT_BOOL : t, a, NULL, NULL, NULL);
+            break;
+        }
+        case 1: case 2: {
+            IrNode *b = rnd(4) ? pool[rnd((unsigned)n)] : cnst(f, t, 0.5);
+            if (!can_bcast(&a->shape, &b->shape))
+                break;
+            DType rt = dtype_promote(t, b->dtype == DT_BOOL ? t : b->dtype);
+            if (b->dtype == DT_BOOL || a->dtype == DT_BOOL)
+                break;
+            pool[n++] = ew(f, bi[rnd(7)], rt, a, b, NULL, NULL);
+            break;
+        }
+        default:
+            if (a->shape.rank >= 1 && a->dtype != DT_BOOL) {
+                unsigned axes = 1u + rnd((1u << a->shape.rank) - 1);
+                OpKind op = rd[rnd(8)];
+                if ((op == OP_ARGMAX) && __builtin_popcount(axes) != 1)
+                    break;
+                DType rt = op == OP_ARGMAX ? DT_I64 : op == OP_ANY ? DT_BOOL : t;
+                pool[n++] = reduce(f, op, rt, a, axes, (int)rnd(2), NULL);
+            }
+            break;
+        }
+    }
+    int nres = 1 + (int)rnd(2);
+    for (int r = 0; r < nres; r++)
+        result(f, arena_printf(&arena, "o%d", r), pool[n - 1 - (int)rnd(n < 4 ? (unsigned)n - 3 : 3)]);
+    ir_count_uses(f);
+    int ok = 1;
+    for (int mode = 0; mode < 2; mode++) {
+        FusionOptions fo = {mode, 128, -1};
+        Plan *p = fuse_plan(&arena, f, &fo);
+        if (!p)
+            continue;
+        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0};
+        Buf k = {0}, l = {0}, names = {0};
+        emit_cuda_kernels(&k, &p, 1, &o);
+        emit_cuda_launchers(&l, &p, 1, &o);
+        emit_cuda_kernel_names(&names, &p, 1, &o);
+        long depth = 0;
+        for (size_t i = 0; i < k.len; i++)
+            depth += k.data[i] == '{' ? 1 : k.data[i] == '}' ? -1 : 0;
+        if (depth != 0)
+            ok = 0;
+        /* every listed name is a __global__ of the source */
+        for (char *q = names.data; q && (q = strchr(q, '"'));) {
+            char *e = strchr(q + 1, '"');
+            size_t len = (size_t)(e - q - 1);
+            char want2[300];
+            snprintf(want2, sizeof want2, ") %.*s(", (int)len, q + 1);
+            if (!strstr(k.data, want2))
+                ok = 0;
+            q = e + 1;
+        }
+        if (keep && mode == 0)
+            *keep = p;
+        buf_free(&k);
+        buf_free(&l);
+        buf_free(&names);
+    }
+    return ok;
+}
+
+/* EMIT_RANDOM_DUMP=file.cu writes the first 40 plans as one module, for
+ * `nvcc -arch=sm_90 -c` by hand. */
+static void test_random(void)
+{
+    int count = getenv("EMIT_RANDOM") ? atoi(getenv("EMIT_RANDOM")) : 300;
+    Plan *kept[40];
+    int nkept = 0, emitted = 0;
+    for (int i = 0; i < count; i++) {
+        Plan *p = NULL;
+        CHECK(random_check(i, &p), "random graph %d: unbalanced braces or a missing kernel", i);
+        emitted += p != NULL;
+        if (p && nkept < 40)
+            kept[nkept++] = p;
+    }
+    CHECK(emitted > count / 2, "only %d of %d random graphs were planned", emitted, count);
+    const char *dump = getenv("EMIT_RANDOM_DUMP");
+    FILE *fp = dump ? fopen(dump, "w") : NULL;
+    if (fp) {
+        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0};
+        Buf k = {0}, l = {0};
+        emit_cuda_kernels(&k, kept, nkept, &o);
+        emit_cuda_launchers(&l, kept, nkept, &o);
+        fputs("#include \"fusert.h\"\n#include <cuda_runtime.h>\n", fp);
+        fputs(k.data, fp);
+        fputs("#define FUSEC_LAUNCH(K, SYM, gx, gy, gz, bx, by, bz, sh, st, args) "
+              "(cudaLaunchKernel((const void *)SYM, dim3(gx, gy, gz), dim3(bx, by, bz), args, sh, "
+              "(cudaStream_t)st) == cudaSuccess ? FUSERT_SUCCESS : FUSERT_ERROR_LAUNCH)\n", fp);
+        fputs(l.data, fp);
+        fclose(fp);
+        buf_free(&k);
+        buf_free(&l);
+    }
+}
+
 static int contains(const Buf *b, const char *s) { return b->data && strstr(b->data, s) != NULL; }
 
 int main(void)
@@ -299,6 +447,7 @@ int main(void)
             fclose(fp);
         }
     }
+    test_random();
     buf_free(&k);
     buf_free(&k2);
     buf_free(&l);
