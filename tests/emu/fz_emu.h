@@ -1,0 +1,710 @@
+/* fz_emu.h -- run fusec's generated CUDA (.cu, target cuda) on the CPU.
+ *
+ * Design: the .cu is compiled as ordinary C++17 by g++ with this header
+ * force-included (-include) and -I tests/emu/include, whose cuda_runtime.h
+ * is a stand-in that only includes this file.  The CUDA keywords vanish
+ * (__global__, __device__, ...), `__shared__` becomes `static` (blocks run
+ * one after another, so a function-scope static is per block), and the few
+ * intrinsics the kernels use get CPU bodies.
+ *
+ * Launch: the generated host code is compiled unchanged, so kernels arrive
+ * at cudaLaunchKernel as `const void *` with a `void *args[]`.  The types
+ * come back through a registry: the build appends FZ_EMU_KERNEL(name) for
+ * every __global__ function (tests/emu/emu-build.sh does it), which records
+ * a typed launcher that copies args[] into the parameter types (a tuple, by
+ * std::index_sequence) and runs every block in order.
+ *
+ * Threads are fibers (ucontext; stacks mmap'd with a guard page and reused
+ * across blocks), scheduled round-robin, switching only at barriers:
+ * __syncthreads waits for the block, a shuffle or __syncwarp for the lanes
+ * of its mask.  A barrier some threads can never reach (divergent
+ * __syncthreads, a shuffle whose mask names an exited lane, lanes at
+ * different barriers) ends the launch with FUSERT_ERROR_LAUNCH and a
+ * message (FZ_EMU_ABORT=1: abort() instead, for a debugger).  Even blocks
+ * run their threads in order 0..n-1, odd blocks in reverse, so a missing
+ * barrier between a shared write and read shows as a wrong result.
+ *
+ * Fidelity: blocks never overlap, so inter-block races are invisible;
+ * last-block-done tickets (atomicAdd + __threadfence) work because the last
+ * block in order takes the last ticket.  Allocations are exact-size and
+ * filled with 0xff bytes (NaN, -1) so that reading an unwritten
+ * intermediate shows.  Not thread-safe: one launch at a time per process.
+ * Environment: FZ_EMU_SMS (multiprocessor count, default 2), FZ_EMU_STACK_KB
+ * (fiber stack, default 128), FZ_EMU_ABORT, FZ_EMU_ALLOW_EXITED (a barrier
+ * that completes after some threads exited is an error unless set). */
+#ifndef FZ_EMU_H
+#define FZ_EMU_H
+
+#include <atomic>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <tuple>
+#include <type_traits>
+#include <ucontext.h>
+#include <utility>
+
+#include "fusert.h"
+
+#define FUSEC_EMULATE 1
+
+/* ---- keywords ---------------------------------------------------------- */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+/* set by the scheduler before it resumes a thread */
+static uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+static const int warpSize = 32;
+
+/* ---- bit casts and integer intrinsics ----------------------------------- */
+template <class To, class From> static inline To fz_emu_bits(From f)
+{
+    static_assert(sizeof(To) == sizeof(From), "bit cast of different sizes");
+    To t;
+    memcpy(&t, &f, sizeof t);
+    return t;
+}
+static inline float __int_as_float(int i) { return fz_emu_bits<float>(i); }
+static inline float __uint_as_float(unsigned i) { return fz_emu_bits<float>(i); }
+static inline int __float_as_int(float f) { return fz_emu_bits<int>(f); }
+static inline unsigned __float_as_uint(float f) { return fz_emu_bits<unsigned>(f); }
+static inline double __longlong_as_double(long long i) { return fz_emu_bits<double>(i); }
+static inline long long __double_as_longlong(double d) { return fz_emu_bits<long long>(d); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
+{
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+
+/* ---- math with CUDA's names (the rest is glibc's <math.h>: expf, tanhf,
+ * __expf, exp10f, ...) ---- */
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
+
+/* f16 <-> f32, round to nearest even (what cvt.rn.f16.f32 does) */
+static inline float fz_emu_h2f(unsigned short h)
+{
+    unsigned s = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+    if (e == 0x1f)
+        u = s | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u);
+    else if (e)
+        u = s | ((e + 112u) << 23) | (m << 13);
+    else if (m == 0)
+        u = s;
+    else { /* subnormal: m * 2^-24 is exact in float */
+        float f = (float)m * 5.9604644775390625e-8f;
+        return s ? -f : f;
+    }
+    return fz_emu_bits<float>(u);
+}
+static inline unsigned short fz_emu_f2h(float f)
+{
+    unsigned u = fz_emu_bits<unsigned>(f), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return (unsigned short)(s | 0x7e00u);
+    if (a >= 0x477ff000u) /* 65520 and up round to inf */
+        return (unsigned short)(s | 0x7c00u);
+    if (a < 0x38800000u) { /* below 2^-14: subnormal or zero, by one exact rounding */
+        float x = fz_emu_bits<float>(a) * 16777216.0f; /* units of 2^-24, exact */
+        return (unsigned short)(s | (unsigned)nearbyintf(x));
+    }
+    unsigned r = a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15 */
+    return (unsigned short)(s | (r >> 13));
+}
+/* The preamble converts f16 with inline PTX (cvt.f32.f16 / cvt.rn.f16.f32)
+ * in two helpers whose locals are named f and h; `asm` becomes the same
+ * conversion in C++ (the string tells which way). */
+static inline void fz_emu_asm(const char *text, float &f, unsigned short &h)
+{
+    if (strstr(text, "cvt.f32.f16"))
+        f = fz_emu_h2f(h);
+    else if (strstr(text, "cvt.rn.f16.f32"))
+        h = fz_emu_f2h(f);
+    else {
+        fprintf(stderr, "fz_emu: unsupported inline asm: %s\n", text);
+        abort();
+    }
+}
+#define asm(...) fz_emu_asm(#__VA_ARGS__, f, h)
+
+/* ---- atomics: threads are cooperative fibers, so plain code is atomic --- */
+template <class T> static inline T atomicAdd(T *p, T v) { T o = *p; *p = o + v; return o; }
+template <class T> static inline T atomicSub(T *p, T v) { T o = *p; *p = o - v; return o; }
+template <class T> static inline T atomicMax(T *p, T v) { T o = *p; *p = o > v ? o : v; return o; }
+template <class T> static inline T atomicMin(T *p, T v) { T o = *p; *p = o < v ? o : v; return o; }
+template <class T> static inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
+template <class T> static inline T atomicCAS(T *p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
+template <class T> static inline T atomicOr(T *p, T v) { T o = *p; *p = o | v; return o; }
+template <class T> static inline T atomicAnd(T *p, T v) { T o = *p; *p = o & v; return o; }
+static inline unsigned atomicInc(unsigned *p, unsigned v) { unsigned o = *p; *p = o >= v ? 0 : o + 1; return o; }
+static inline void __threadfence(void) {}
+static inline void __threadfence_block(void) {}
+
+/* ---- the scheduler ------------------------------------------------------ */
+namespace fz_emu {
+
+enum { ST_READY, ST_BLOCK, ST_WARP, ST_DONE };
+enum { W_SYNC, W_XOR, W_IDX, W_DOWN, W_UP };
+static const char *const wkind_name[] = {"__syncwarp", "__shfl_xor_sync", "__shfl_sync",
+                                         "__shfl_down_sync", "__shfl_up_sync"};
+
+struct Fiber {
+    ucontext_t ctx;
+    char *stack;
+    int state;
+    int parity; /* which slot row the lane wrote at its current warp barrier */
+    uint3 idx;
+};
+struct Warp {
+    unsigned present;  /* lanes that exist */
+    unsigned live;     /* lanes not exited */
+    unsigned arrived;  /* lanes waiting at the current warp barrier */
+    unsigned mask;     /* that barrier's mask (the first arrival's) */
+    int kind, width, gen;
+    unsigned long long slot[2][32];
+};
+struct State {
+    Fiber *f;
+    int nalloc, n, cur;
+    size_t stack_bytes;
+    ucontext_t sched;
+    int live, block_arrived, exited_barrier_ok;
+    Warp *w;
+    int nw_alloc;
+    void (*body)(void *);
+    void *arg;
+    const char *kernel;
+    int failed;
+    char msg[1024];
+};
+static State S;
+
+/* Record the first failure of the launch; switch back to the scheduler
+ * when called from a thread (it never resumes that thread). */
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    if (!S.failed) {
+        int k = snprintf(S.msg, sizeof S.msg, "%s block (%u,%u,%u): ", S.kernel, blockIdx.x, blockIdx.y,
+                         blockIdx.z);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(S.msg + k, sizeof S.msg - (size_t)k, fmt, ap);
+        va_end(ap);
+        S.failed = 1;
+        if (getenv("FZ_EMU_ABORT")) {
+            fprintf(stderr, "fz_emu: %s\n", S.msg);
+            abort();
+        }
+    }
+    if (S.cur >= 0) {
+        Fiber *me = &S.f[S.cur];
+        swapcontext(&me->ctx, &S.sched);
+        fprintf(stderr, "fz_emu: a failed thread was resumed\n");
+        abort();
+    }
+}
+
+static inline int tid_of(const uint3 &i) { return (int)(i.x + blockDim.x * (i.y + blockDim.y * i.z)); }
+static inline int my_tid(void) { return S.cur; }
+
+static void yield(void)
+{
+    Fiber *me = &S.f[S.cur];
+    swapcontext(&me->ctx, &S.sched);
+}
+
+static void release_block(void)
+{
+    if (S.live < S.n && !S.exited_barrier_ok)
+        fail("__syncthreads completed with %d of %d threads exited (a barrier in divergent code)",
+             S.n - S.live, S.n);
+    for (int t = 0; t < S.n; t++)
+        if (S.f[t].state == ST_BLOCK)
+            S.f[t].state = ST_READY;
+    S.block_arrived = 0;
+}
+
+static void release_warp(int wi)
+{
+    Warp *w = &S.w[wi];
+    for (int l = 0; l < 32; l++)
+        if (w->arrived >> l & 1u)
+            S.f[wi * 32 + l].state = ST_READY;
+    w->arrived = 0;
+    w->gen++;
+}
+
+/* the warp barrier is complete when every live lane of the mask is there */
+static void check_warp(int wi)
+{
+    Warp *w = &S.w[wi];
+    if (w->arrived && (w->arrived & w->live & w->mask) == (w->live & w->mask))
+        release_warp(wi);
+}
+
+static void syncthreads(void)
+{
+    S.f[S.cur].state = ST_BLOCK;
+    if (++S.block_arrived == S.live)
+        release_block();
+    yield();
+}
+
+/* One lane's arrival at a warp barrier: the value (8 bytes at most) goes
+ * into its slot; returns the slot row to read after the release. */
+static int warp_arrive(int kind, unsigned mask, int width, unsigned long long v)
+{
+    int t = S.cur, wi = t >> 5, lane = t & 31;
+    Warp *w = &S.w[wi];
+    if (!(mask >> lane & 1u))
+        fail("thread %d calls %s with mask 0x%08x, which does not name its own lane %d", t,
+             wkind_name[kind], mask, lane);
+    if (mask & ~w->present)
+        fail("thread %d calls %s with mask 0x%08x, naming lanes that do not exist (warp %d has lanes "
+             "0x%08x)", t, wkind_name[kind], mask, wi, w->present);
+    if (mask & ~w->live)
+        fail("thread %d calls %s with mask 0x%08x but lanes 0x%08x of warp %d have exited", t,
+             wkind_name[kind], mask, mask & ~w->live, wi);
+    if (width < 1 || width > 32 || (width & (width - 1)))
+        fail("thread %d calls %s with width %d (not a power of two <= 32)", t, wkind_name[kind], width);
+    if (w->arrived) {
+        if (w->mask != mask || w->kind != kind || w->width != width)
+            fail("warp %d: thread %d calls %s (mask 0x%08x, width %d) while lanes 0x%08x wait at %s "
+                 "(mask 0x%08x, width %d)", wi, t, wkind_name[kind], mask, width, w->arrived,
+                 wkind_name[w->kind], w->mask, w->width);
+    } else {
+        w->mask = mask;
+        w->kind = kind;
+        w->width = width;
+    }
+    int p = w->gen & 1;
+    w->slot[p][lane] = v;
+    w->arrived |= 1u << lane;
+    S.f[t].state = ST_WARP;
+    S.f[t].parity = p;
+    check_warp(wi);
+    yield();
+    return p;
+}
+
+template <class T> static inline unsigned long long to_slot(T v)
+{
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle of a big type");
+    unsigned long long u = 0;
+    memcpy(&u, &v, sizeof v);
+    return u;
+}
+template <class T> static inline T from_slot(unsigned long long u)
+{
+    T v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+template <class T> static T shuffle(int kind, unsigned mask, T v, int arg, int width)
+{
+    int t = S.cur, wi = t >> 5, lane = t & 31;
+    int p = warp_arrive(kind, mask, width, to_slot(v));
+    int base = lane & ~(width - 1), src;
+    switch (kind) {
+    case W_XOR:
+        src = lane ^ arg;
+        if (src >= base + width) /* a later group: own value */
+            return v;
+        break;
+    case W_IDX: src = base + (arg & (width - 1)); break;
+    case W_DOWN:
+        src = lane + arg;
+        if (src >= base + width)
+            return v;
+        break;
+    default:
+        src = lane - arg;
+        if (src < base)
+            return v;
+        break;
+    }
+    if (src < 0 || src > 31 || !(mask >> src & 1u))
+        fail("thread %d: %s (mask 0x%08x) reads lane %d, which is not in the mask", t, wkind_name[kind],
+             mask, src);
+    return from_slot<T>(S.w[wi].slot[p][src]);
+}
+
+static void fiber_main(void)
+{
+    S.body(S.arg);
+    Fiber *me = &S.f[S.cur];
+    int t = S.cur, wi = t >> 5;
+    me->state = ST_DONE;
+    S.live--;
+    S.w[wi].live &= ~(1u << (t & 31));
+    /* waiters that can now never be joined by this thread */
+    if (S.w[wi].arrived && (S.w[wi].mask >> (t & 31) & 1u))
+        fail("thread %d exited while lanes 0x%08x of warp %d wait at %s with mask 0x%08x", t,
+             S.w[wi].arrived, wi, wkind_name[S.w[wi].kind], S.w[wi].mask);
+    if (S.block_arrived && S.block_arrived == S.live)
+        release_block();
+    swapcontext(&me->ctx, &S.sched);
+}
+
+static int grow(int n)
+{
+    if (!S.stack_bytes) {
+        const char *e = getenv("FZ_EMU_STACK_KB");
+        S.stack_bytes = (size_t)(e ? atoi(e) : 128) * 1024;
+        if (S.stack_bytes < 16384)
+            S.stack_bytes = 16384;
+        S.exited_barrier_ok = getenv("FZ_EMU_ALLOW_EXITED") != NULL;
+    }
+    if (n > S.nalloc) {
+        Fiber *nf = (Fiber *)realloc(S.f, sizeof(Fiber) * (size_t)n);
+        if (!nf)
+            return 0;
+        S.f = nf;
+        for (int t = S.nalloc; t < n; t++) {
+            size_t guard = 4096;
+            char *m = (char *)mmap(NULL, S.stack_bytes + guard, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED)
+                return 0;
+            mprotect(m, guard, PROT_NONE); /* an overflow faults instead of corrupting */
+            S.f[t].stack = m + guard;
+            S.nalloc = t + 1;
+        }
+    }
+    int nw = (n + 31) / 32;
+    if (nw > S.nw_alloc) {
+        Warp *w = (Warp *)realloc(S.w, sizeof(Warp) * (size_t)nw);
+        if (!w)
+            return 0;
+        S.w = w;
+        S.nw_alloc = nw;
+    }
+    return 1;
+}
+
+/* Run one block; returns 0 on failure (message in S.msg). */
+static int run_block(int reverse)
+{
+    int n = S.n;
+    for (int t = 0; t < n; t++) {
+        Fiber *f = &S.f[t];
+        getcontext(&f->ctx);
+        f->ctx.uc_stack.ss_sp = f->stack;
+        f->ctx.uc_stack.ss_size = S.stack_bytes;
+        f->ctx.uc_link = NULL;
+        makecontext(&f->ctx, fiber_main, 0);
+        f->state = ST_READY;
+        f->idx.x = (unsigned)t % blockDim.x;
+        f->idx.y = (unsigned)t / blockDim.x % blockDim.y;
+        f->idx.z = (unsigned)t / (blockDim.x * blockDim.y);
+    }
+    for (int wi = 0; wi < (n + 31) / 32; wi++) {
+        Warp *w = &S.w[wi];
+        int lanes = n - wi * 32 < 32 ? n - wi * 32 : 32;
+        w->present = w->live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+        w->arrived = 0;
+        w->gen = 0;
+    }
+    S.live = n;
+    S.block_arrived = 0;
+    for (;;) {
+        int ran = 0;
+        for (int k = 0; k < n; k++) {
+            int t = reverse ? n - 1 - k : k;
+            if (S.f[t].state != ST_READY)
+                continue;
+            S.cur = t;
+            threadIdx = S.f[t].idx;
+            swapcontext(&S.sched, &S.f[t].ctx);
+            S.cur = -1;
+            ran = 1;
+            if (S.failed)
+                return 0;
+        }
+        if (S.live == 0)
+            return 1;
+        if (!ran) { /* nobody can move: say who waits where */
+            int nb = 0, nwt = 0, wfirst = -1;
+            for (int t = 0; t < n; t++) {
+                nb += S.f[t].state == ST_BLOCK;
+                if (S.f[t].state == ST_WARP) {
+                    nwt++;
+                    if (wfirst < 0)
+                        wfirst = t >> 5;
+                }
+            }
+            if (wfirst >= 0)
+                fail("deadlock: %d threads wait at __syncthreads, %d at warp barriers (warp %d: lanes "
+                     "0x%08x at %s with mask 0x%08x, live lanes 0x%08x), %d exited",
+                     nb, nwt, wfirst, S.w[wfirst].arrived, wkind_name[S.w[wfirst].kind], S.w[wfirst].mask,
+                     S.w[wfirst].live, n - S.live);
+            else
+                fail("deadlock: %d threads wait at __syncthreads, %d exited", nb, n - S.live);
+            return 0;
+        }
+    }
+}
+
+} /* namespace fz_emu */
+
+/* ---- the CUDA runtime subset of the generated host code ----------------- */
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorLaunchFailure = 719,
+} cudaError_t;
+typedef void *cudaStream_t;
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+namespace fz_emu {
+/* Run the grid; body(arg) is one thread's kernel call. */
+static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void *),
+                            void *arg);
+
+static cudaError_t last_error = cudaSuccess;
+static inline cudaError_t set(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        last_error = e;
+    return e;
+}
+/* the registry of typed launchers, filled by FZ_EMU_KERNEL */
+typedef cudaError_t (*Launcher)(const char *, dim3, dim3, size_t, void **);
+struct Entry {
+    const void *fn;
+    const char *name;
+    Launcher launch;
+};
+static Entry registry[512];
+static int nregistry;
+struct Reg {
+    Reg(const void *fn, const char *name, Launcher l)
+    {
+        if (nregistry < 512)
+            registry[nregistry++] = Entry{fn, name, l};
+    }
+};
+
+template <class... A> struct Call {
+    void (*k)(A...);
+    std::tuple<typename std::decay<A>::type...> args;
+    static void body(void *p)
+    {
+        Call *c = (Call *)p;
+        std::apply(c->k, c->args);
+    }
+};
+template <class... A, size_t... I>
+static void unpack(std::tuple<typename std::decay<A>::type...> &t, void **args, std::index_sequence<I...>)
+{
+    /* byte copies, like cudaLaunchKernel: the host variable may be a
+     * const void * for a const float * parameter */
+    (memcpy((void *)&std::get<I>(t), args[I], sizeof(std::get<I>(t))), ...);
+}
+template <class... A>
+static cudaError_t launch_typed(void (*k)(A...), const char *name, dim3 g, dim3 b, size_t sh, void **args)
+{
+    Call<A...> c;
+    c.k = k;
+    unpack<A...>(c.args, args, std::index_sequence_for<A...>{});
+    return run_grid(name, g, b, sh, &Call<A...>::body, &c);
+}
+} /* namespace fz_emu */
+
+/* After the .cu: FZ_EMU_KERNEL(name) for each __global__ function. */
+#define FZ_EMU_KERNEL(K)                                                                                 \
+    static cudaError_t fz_emu_launch_##K(const char *n, dim3 g, dim3 b, size_t sh, void **args)        \
+    {                                                                                                    \
+        return fz_emu::launch_typed(K, n, g, b, sh, args);                                               \
+    }                                                                                                    \
+    static fz_emu::Reg fz_emu_reg_##K((const void *)(K), #K, fz_emu_launch_##K);
+
+static inline cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = fz_emu::last_error;
+    fz_emu::last_error = cudaSuccess;
+    return e;
+}
+static inline cudaError_t cudaPeekAtLastError(void) { return fz_emu::last_error; }
+static inline const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function (not registered with FZ_EMU_KERNEL)";
+    case cudaErrorLaunchFailure: return fz_emu::S.msg[0] ? fz_emu::S.msg : "unspecified launch failure";
+    default: return "emulated CUDA error";
+    }
+}
+static inline cudaError_t cudaGetDevice(int *dev)
+{
+    *dev = 0;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
+{
+    (void)dev;
+    if (a != cudaDevAttrMultiProcessorCount)
+        return fz_emu::set(cudaErrorInvalidValue);
+    const char *e = getenv("FZ_EMU_SMS");
+    *v = e && atoi(e) > 0 ? atoi(e) : 2;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
+{
+    (void)s;
+    void *m = NULL;
+    if (posix_memalign(&m, 256, bytes ? bytes : 1) != 0)
+        return fz_emu::set(cudaErrorMemoryAllocation);
+    memset(m, 0xff, bytes); /* device memory is not zeroed: make stale reads show */
+    *p = m;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMalloc(void **p, size_t bytes) { return cudaMallocAsync(p, bytes, NULL); }
+static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    (void)s;
+    free(p);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaFree(void *p) { return cudaFreeAsync(p, NULL); }
+static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
+{
+    (void)s;
+    if (bytes)
+        memset(p, v, bytes);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+static inline cudaError_t cudaFuncSetAttribute(const void *fn, cudaFuncAttribute a, int v)
+{
+    (void)fn;
+    (void)a;
+    return v > 227 * 1024 ? fz_emu::set(cudaErrorInvalidValue) : cudaSuccess;
+}
+static inline cudaError_t cudaLaunchKernel(const void *fn, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
+{
+    (void)s;
+    for (int i = 0; i < fz_emu::nregistry; i++)
+        if (fz_emu::registry[i].fn == fn)
+            return fz_emu::set(fz_emu::registry[i].launch(fz_emu::registry[i].name, g, b, sh, args));
+    return fz_emu::set(cudaErrorInvalidDeviceFunction);
+}
+
+namespace fz_emu {
+static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void *),
+                            void *arg)
+{
+    S.msg[0] = 0;
+    S.failed = 0;
+    S.cur = -1;
+    unsigned long long nt = (unsigned long long)block.x * block.y * block.z;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
+        grid.z > 65535 || nt == 0 || nt > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
+        snprintf(S.msg, sizeof S.msg, "%s: invalid launch: grid %u x %u x %u, block %u x %u x %u", name,
+                 grid.x, grid.y, grid.z, block.x, block.y, block.z);
+        return cudaErrorInvalidConfiguration;
+    }
+    if (shared_bytes > 227 * 1024) {
+        snprintf(S.msg, sizeof S.msg, "%s: %zu bytes of dynamic shared memory", name, shared_bytes);
+        return cudaErrorInvalidValue;
+    }
+    if (!grow((int)nt)) {
+        snprintf(S.msg, sizeof S.msg, "%s: cannot allocate %llu fiber stacks", name, nt);
+        return cudaErrorMemoryAllocation;
+    }
+    S.n = (int)nt;
+    S.body = body;
+    S.arg = arg;
+    S.kernel = name;
+    gridDim = grid;
+    blockDim = block;
+    unsigned long long nb = 0;
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++, nb++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                blockIdx.z = z;
+                if (!run_block((int)(nb & 1)))
+                    return cudaErrorLaunchFailure;
+            }
+    return cudaSuccess;
+}
+} /* namespace fz_emu */
+
+/* ---- device intrinsics that synchronise --------------------------------- */
+static inline void __syncthreads(void) { fz_emu::syncthreads(); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)fz_emu::warp_arrive(fz_emu::W_SYNC, mask, 32, 0); }
+template <class T> static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32)
+{
+    return fz_emu::shuffle<T>(fz_emu::W_XOR, mask, v, m, width);
+}
+template <class T> static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32)
+{
+    return fz_emu::shuffle<T>(fz_emu::W_IDX, mask, v, src, width);
+}
+template <class T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32)
+{
+    return fz_emu::shuffle<T>(fz_emu::W_DOWN, mask, v, (int)d, width);
+}
+template <class T> static inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32)
+{
+    return fz_emu::shuffle<T>(fz_emu::W_UP, mask, v, (int)d, width);
+}
+
+/* ---- fusert's error record (the generated .cu needs only these two) ----- */
+static char fz_emu_error_text[2048];
+extern "C" __attribute__((visibility("default"))) fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fz_emu_error_text, sizeof fz_emu_error_text, fmt, ap);
+    va_end(ap);
+    return s;
+}
+extern "C" __attribute__((visibility("default"))) const char *fusert_last_error(void) { return fz_emu_error_text; }
+extern "C" __attribute__((visibility("default"))) void fusert_clear_error(void) { fz_emu_error_text[0] = 0; }
+
+#endif
