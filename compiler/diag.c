@@ -19,6 +19,8 @@
 typedef struct SrcFile {
     const char *path, *text;
     size_t len;
+    uint32_t *lines; /* byte offset of each line start, built on first use */
+    int nlines;
 } SrcFile;
 
 static SrcFile *files;
@@ -40,7 +42,7 @@ int diag_add_file(const char *path, const char *text, size_t len)
         if (!files)
             fatal_oom();
     }
-    files[nfiles] = (SrcFile){path, text, len};
+    files[nfiles] = (SrcFile){path, text, len, NULL, 0};
     return nfiles++;
 }
 
@@ -59,24 +61,44 @@ const char *diag_file_text(int file, size_t *len)
     return files[file].text;
 }
 
+/* Line starts are found once per file, so many diagnostics (or --emit=ast
+ * on a large file) cost a binary search each, not a scan from the start. */
+static void index_lines(SrcFile *f)
+{
+    int n = 1;
+    for (size_t i = 0; i < f->len; i++)
+        n += f->text[i] == '\n';
+    f->lines = malloc(sizeof(*f->lines) * (size_t)n);
+    if (!f->lines)
+        fatal_oom();
+    f->nlines = 0;
+    f->lines[f->nlines++] = 0;
+    for (size_t i = 0; i < f->len; i++)
+        if (f->text[i] == '\n')
+            f->lines[f->nlines++] = (uint32_t)(i + 1);
+}
+
 void diag_line_col(int file, uint32_t off, int *line, int *col)
 {
     *line = 1;
     *col = 1;
     if (file < 0 || file >= nfiles)
         return;
-    const char *t = files[file].text;
-    size_t n = files[file].len;
-    if (off > n)
-        off = (uint32_t)n;
-    for (size_t i = 0; i < off; i++) {
-        if (t[i] == '\n') {
-            ++*line;
-            *col = 1;
-        } else {
-            ++*col;
-        }
+    SrcFile *f = &files[file];
+    if (off > f->len)
+        off = (uint32_t)f->len;
+    if (!f->lines)
+        index_lines(f);
+    int lo = 0, hi = f->nlines - 1; /* the last line start <= off */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (f->lines[mid] <= off)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
+    *line = lo + 1;
+    *col = (int)(off - f->lines[lo]) + 1;
 }
 
 Loc loc_span(Loc a, Loc b)
@@ -122,6 +144,23 @@ static void json_str(Buf *b, const char *s)
     buf_putc(b, '"');
 }
 
+/* Length of the valid UTF-8 sequence (2-4 bytes) at s, or 0. */
+static size_t utf8_len(const char *s, size_t avail)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
+    if (n == 0 || n > avail)
+        return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((u[k] & 0xC0) != 0x80)
+            return 0;
+    if (n == 3 && ((u[0] == 0xE0 && u[1] < 0xA0) || (u[0] == 0xED && u[1] >= 0xA0)))
+        return 0; /* overlong, or a surrogate */
+    if (n == 4 && ((u[0] == 0xF0 && u[1] < 0x90) || (u[0] == 0xF4 && u[1] >= 0x90)))
+        return 0; /* overlong, or beyond U+10FFFF */
+    return n;
+}
+
 /* The source line of loc, with a caret under its first byte and tildes
  * under the rest of the span on that line. Non-printable bytes are shown
  * as '?' so a garbage file cannot corrupt the terminal. */
@@ -141,9 +180,17 @@ static void print_snippet(Loc loc)
     if (le - ls > 400) /* a minified or binary file: do not flood */
         return;
     fputs("    ", stderr);
-    for (size_t i = ls; i < le; i++) {
+    for (size_t i = ls; i < le;) {
         unsigned char c = (unsigned char)t[i];
-        fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, stderr);
+        size_t clen = utf8_len(t + i, le - i);
+        if (c >= 0x80 && clen > 0) { /* a whole, valid UTF-8 character */
+            fwrite(t + i, 1, clen, stderr);
+            i += clen;
+            continue;
+        }
+        /* control bytes and invalid UTF-8 must not reach the terminal raw */
+        fputc(c == '\t' ? ' ' : (c < 0x20 || c >= 0x7f) ? '?' : c, stderr);
+        i++;
     }
     fputc('\n', stderr);
     fputs("    ", stderr);
@@ -288,6 +335,8 @@ void diag_flush(void)
 
 void diag_reset(void)
 {
+    for (int i = 0; i < nfiles; i++)
+        free(files[i].lines);
     free(files);
     files = NULL;
     nfiles = capfiles = 0;
