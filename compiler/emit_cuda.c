@@ -587,7 +587,33 @@ static void apply_template(const char *t, const char *const *ops, int dbl, Buf *
  * Floats use the op table's f32 templates (stripped to double for f64);
  * integers get integer arithmetic (C division and remainder); comparisons
  * compute in the promoted operand type; min/max propagate NaN. */
-static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b)
+/* --fast-math on the cuda target: the hardware approximations that nvcc's
+ * --use_fast_math would pick (the nvrtc target gets that option itself). */
+static void fast_template(const char *t, const char *const *ops, Buf *b)
+{
+    static const char *const from[] = {"expf(", "logf(", "sinf(", "cosf(", "tanf(", "powf(", "log2f(", NULL};
+    static const char *const to[] = {"__expf(", "__logf(", "__sinf(", "__cosf(", "__tanf(", "__powf(", "__log2f(", NULL};
+    Buf tmp = {0};
+    for (const char *p = t; *p;) {
+        int done = 0;
+        for (int i = 0; from[i] && !done; i++) {
+            size_t len = strlen(from[i]);
+            /* whole identifiers only: not the tail of expm1f( or log1pf( */
+            int start = p == t || !((p[-1] >= 'a' && p[-1] <= 'z') || p[-1] == '_' || (p[-1] >= '0' && p[-1] <= '9'));
+            if (start && strncmp(p, from[i], len) == 0) {
+                buf_puts(&tmp, to[i]);
+                p += len;
+                done = 1;
+            }
+        }
+        if (!done)
+            buf_putc(&tmp, *p++);
+    }
+    apply_template(tmp.data ? tmp.data : "", ops, 0, b);
+    buf_free(&tmp);
+}
+
+static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast)
 {
     const OpInfo *oi = &op_info[n->op];
     DType cdt = n->dtype;
@@ -649,6 +675,18 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
         if (isf) {
             if (n->op == OP_RELU)
                 buf_printf(b, "((%s) > 0 ? (%s) : (%s)0)", ops[0], ops[0], ctype(cdt));
+            else if (fast && !dbl && n->op == OP_DIV)
+                buf_printf(b, "__fdividef(%s, %s)", ops[0], ops[1]);
+            else if (!dbl && n->op == OP_DIV)
+                buf_printf(b, "fz_fdiv(%s, %s)", ops[0], ops[1]);
+            else if (!dbl && !fast && n->op == OP_RECIP)
+                buf_printf(b, "fz_fdiv(1.0f, %s)", ops[0]);
+            else if (!dbl && !fast && n->op == OP_SIGMOID)
+                buf_printf(b, "fz_fdiv(1.0f, 1.0f + expf(-(%s)))", ops[0]);
+            else if (!dbl && !fast && n->op == OP_SILU)
+                buf_printf(b, "fz_fdiv(%s, 1.0f + expf(-(%s)))", ops[0], ops[0]);
+            else if (fast && !dbl)
+                fast_template(oi->cuda, ops, b);
             else
                 apply_template(oi->cuda, ops, dbl, b);
             break;
@@ -798,7 +836,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         return vin->name;
     }
     Buf e = {0};
-    op_expr(n, ops, adt, &e);
+    op_expr(n, ops, adt, &e, c->o && c->o->fast_math && c->o->target == TARGET_CUDA);
     Inst *in = new_inst(c, n, map);
     line(c, "const %s %s = %s;", ctype(n->dtype), in->name, e.data);
     buf_free(&e);
