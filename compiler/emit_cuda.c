@@ -89,6 +89,7 @@ typedef struct KCtx {
     const char **reduced_val;    /* per value index in k->values: a reduction's variable */
 } KCtx;
 
+/* One line of generated code at the current indentation. */
 static void line(KCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(KCtx *c, const char *fmt, ...)
 {
@@ -123,6 +124,7 @@ static void open_scope(KCtx *c)
     c->depth++;
 }
 
+/* Close a brace scope and forget the values declared inside it. */
 static void close_scope(KCtx *c)
 {
     while (c->ninst > 0 && c->inst[c->ninst - 1].depth >= c->depth)
@@ -204,6 +206,7 @@ static void put_ident(Buf *b, const char *s)
 /* Sizes.  In kernels a symbolic dim is the argument d_<sym>; on the   */
 /* host it is dims[sym].                                               */
 
+/* one dim, as a kernel expression of index type itype */
 static void dim_dev(const KCtx *c, IrDim d, const char *itype, Buf *b)
 {
     if (d.size >= 0)
@@ -214,6 +217,7 @@ static void dim_dev(const KCtx *c, IrDim d, const char *itype, Buf *b)
     }
 }
 
+/* one dim, as a host expression over the stub's dims[] */
 static void dim_host(IrDim d, Buf *b)
 {
     if (d.size >= 0)
@@ -238,6 +242,7 @@ static void span_dev(const KCtx *c, int a, int b, const char *itype, Buf *out)
     buf_putc(out, ')');
 }
 
+/* product of space dims [a, b] as a host expression */
 static void span_host(const KCtx *c, int a, int b, Buf *out)
 {
     if (a > b) {
@@ -320,6 +325,7 @@ static void out_map(const KCtx *c, const IrNode *n, int8_t *map)
     }
 }
 
+/* position of n in k->values, or -1 */
 static int value_index(const KCtx *c, const IrNode *n)
 {
     for (int i = 0; i < c->k->nvalues; i++)
@@ -328,11 +334,13 @@ static int value_index(const KCtx *c, const IrNode *n)
     return -1;
 }
 
+/* scalar params reach kernels by value, never through bufs */
 static int is_scalar_param(const KCtx *c, const IrNode *n)
 {
     return n->op == OP_PARAM && n->param >= 0 && !c->f->params[n->param].is_tensor;
 }
 
+/* same map over n's dims */
 static int map_eq(const IrNode *n, const int8_t *a, const int8_t *b)
 {
     for (int i = 0; i < n->shape.rank; i++)
@@ -442,6 +450,7 @@ static int acc_cached(const KCtx *c, const Access *a)
     return r && kept;
 }
 
+/* the collected access of (n, map); every read was collected up front */
 static int acc_index(const KCtx *c, const IrNode *n, const int8_t *map)
 {
     for (int a = 0; a < c->nacc; a++)
@@ -711,6 +720,8 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
         buf_free(&cv[k]);
 }
 
+/* Variable names come from the source: v<id>_<name> (x<id>_<name> for
+ * loads), plus _<k> for a second broadcast instance of the same node. */
 static const char *value_name(KCtx *c, const IrNode *n, const char *prefix, char *out, size_t cap)
 {
     Buf b = {0};
@@ -903,6 +914,7 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
     make_groups(c);
 }
 
+/* everything kctx_init allocated */
 static void kctx_free(KCtx *c)
 {
     free(c->role);
@@ -921,6 +933,7 @@ static int ntensor_inputs(const KCtx *c)
     return n;
 }
 
+/* the j-th tensor input (bufs[j]) */
 static const IrNode *tensor_input(const KCtx *c, int j)
 {
     for (int i = 0; i < c->k->ninputs; i++)
@@ -961,6 +974,7 @@ static int uses_sym(const KCtx *c, int s)
     return 0;
 }
 
+/* the C type of a scalar param as a kernel argument (emit.h: f16/bf16 as float) */
 static const char *param_ctype(DType t)
 {
     switch (t) {
@@ -1203,6 +1217,7 @@ static int cols_split(const KCtx *c, int *o_end, int *r_end)
     return 1;
 }
 
+/* reduce kernels that take the column scheme */
 static int is_cols_scheme(const KCtx *c)
 {
     int a, b;
@@ -1232,6 +1247,7 @@ static int row_vec_width(KCtx *c)
     return v > 8 ? 8 : v;
 }
 
+/* row kernels, and every non-scalar reduction not taken by the column scheme */
 static int is_row_scheme(const Kernel *k)
 {
     return k->kind == KK_ROW || (k->kind == KK_REDUCE && k->layout != RL_SCALAR);
@@ -1250,6 +1266,7 @@ static int64_t static_row_len(const KCtx *c)
     return r;
 }
 
+/* append a variant; its __global__ is <kernel name><suffix> */
 static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, int i64, int tpr, int cap,
                         int bs, const char *suffix)
 {
@@ -1366,6 +1383,7 @@ static int plan_variants(KCtx *c, Variant *v)
 /* ------------------------------------------------------------------ */
 /* Shared pieces of kernel bodies.                                     */
 
+/* const I gs<g>: the size of each collapsed group, in the index type */
 static void emit_group_sizes(KCtx *c)
 {
     for (int g = 0; g < c->ng; g++) {
@@ -1427,6 +1445,7 @@ static void decompose_list(KCtx *c, const char *flat, const int *gl, int n)
     c->gi[gl[0]] = c->giname[gl[0]];
 }
 
+/* Does some access need group indices (is not addressed by the flat index)? */
 static int need_decompose(const KCtx *c)
 {
     if (c->ng <= 1)
@@ -1455,6 +1474,7 @@ static void body_params(KCtx *c, Buf *b, const char *extra)
         buf_puts(b, extra);
 }
 
+/* the wrapper's call of the body: the same names as body_params */
 static void body_args(KCtx *c, Buf *b, const char *extra)
 {
     common_args(c, b);
@@ -1464,6 +1484,7 @@ static void body_args(KCtx *c, Buf *b, const char *extra)
         buf_puts(b, extra);
 }
 
+/* forget how the current point is named (between loops and kernels) */
 static void reset_point(KCtx *c)
 {
     for (int g = 0; g < IR_MAX_RANK; g++)
@@ -1535,6 +1556,9 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
     c->sfx = NULL;
 }
 
+/* Loop kernels: a scalar body (grid-stride, one element per step) and,
+ * when some access is full, a vector body (two V-wide vectors per step, and a
+ * scalar tail when the space is one group). */
 static void emit_loop_bodies(KCtx *c, int V)
 {
     const Kernel *k = c->k;
@@ -1625,6 +1649,7 @@ static DType red_acc_dtype(const IrNode *n)
     return DT_I64;
 }
 
+/* the preamble's reduction struct for node n */
 static void red_type(const IrNode *n, Buf *b)
 {
     const char *t = ctype(red_acc_dtype(n));
@@ -1696,6 +1721,7 @@ static void hoist(KCtx *c, const IrNode *n, const int8_t *map)
     }
 }
 
+/* map of output i */
 static void out_map_of(KCtx *c, int i, int8_t *m) { out_map(c, c->k->outputs[i], m); }
 
 /* Does (n, map) vary along the reduced dims, i.e. does it read an input
@@ -1719,6 +1745,7 @@ static int varies_in_red(KCtx *c, const IrNode *n, const int8_t *map, int depth)
     return 0;
 }
 
+/* Is output i written per element (it varies along the reduced dims)? */
 static int out_is_elem(KCtx *c, int i)
 {
     int8_t m[IR_MAX_RANK];
@@ -1794,6 +1821,9 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 }
 
 
+/* Per element of a pass: fold the round's reductions, and write the
+ * element outputs whose pass this is (the first round for outputs that need
+ * no reduction, the final pass for those that do). */
 static void round_elem(KCtx *c, void *vctx)
 {
     RoundCtx *rc = vctx;
@@ -2139,6 +2169,7 @@ static int red_state_bytes(const IrNode *n)
     }
 }
 
+/* bytes per partial state in the column scheme's scratch */
 static int cols_slot(const KCtx *c)
 {
     int slot = 8;
@@ -2445,6 +2476,7 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
     }
 }
 
+/* K_INDEX order: plans, kernels, variants, exactly as the launchers count. */
 void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     int first = 1;
@@ -2467,6 +2499,7 @@ void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOption
 /* ------------------------------------------------------------------ */
 /* Launch stubs (host code, valid C11 and CUDA C++).                   */
 
+/* host: group sizes and their magic numbers (used by int32 variants) */
 static void host_group_sizes(KCtx *c, Buf *b)
 {
     for (int g = 0; g < c->ng; g++) {
@@ -2479,6 +2512,7 @@ static void host_group_sizes(KCtx *c, Buf *b)
     }
 }
 
+/* host: product of the groups with gred == red (all: red < 0) */
 static void host_product(const KCtx *c, int red, Buf *b)
 {
     int any = 0;
@@ -2491,6 +2525,7 @@ static void host_product(const KCtx *c, int red, Buf *b)
         buf_puts(b, "(int64_t)1");
 }
 
+/* host: one FUSEC_LAUNCH of a 1-D grid */
 static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
                         const char *block)
 {
@@ -2717,6 +2752,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_free(&args);
 }
 
+/* The stubs of every kernel of the module, after the magic-number helper. */
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     buf_puts(out,
