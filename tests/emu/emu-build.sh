@@ -2,7 +2,9 @@
 # emu-build.sh X.cu OUT.so [extra g++ flags...]
 # Builds a fusec-generated .cu (target cuda) for the CPU emulator: appends
 # FZ_EMU_KERNEL(name) for each __global__ function (the typed launchers
-# cudaLaunchKernel finds by address) and compiles with fz_emu.h included.
+# cudaLaunchKernel finds by address), rewrites the preamble's one-line
+# inline PTX  asm("TEXT" : "=c"(out) : "c"(in), ...);  as
+# fz_emu_asm_op("TEXT", out, in, ...);  and compiles with fz_emu.h included.
 # The .cu's header (X.h) must sit next to it.  CXX overrides g++.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +15,11 @@ shift 2
 dir=$(cd "$(dirname "$cu")" && pwd)
 wrap="${so%.so}.emu.cpp"
 {
-    printf '#include "%s/%s"\n' "$dir" "$(basename "$cu")"
+    printf '#line 1 "%s/%s"\n' "$dir" "$(basename "$cu")"
+    sed -e '/^[[:space:]]*asm(/{
+s/"[=+]*[a-z]"(\([A-Za-z_0-9]*\))/\1/g
+s/^\([[:space:]]*\)asm(\("[^"]*"\) : \([A-Za-z_0-9]*\) : \(.*\));/\1fz_emu_asm_op(\2, \3, \4);/
+}' "$cu"
     sed -n 's/^extern "C" __global__ void \(__launch_bounds__([0-9]*) \)\{0,1\}\([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL(\2)/p' "$cu"
 } > "$wrap"
 ${CXX:-g++} -std=c++17 -O1 -fno-strict-aliasing -w -fPIC -shared -Wl,-Bsymbolic \

@@ -107,6 +107,13 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
 
+static void fz_emu_unknown_asm(const char *text) __attribute__((noreturn));
+static void fz_emu_unknown_asm(const char *text)
+{
+    fprintf(stderr, "fz_emu: inline asm the emulator does not know: %s\n", text);
+    abort();
+}
+
 /* f16 <-> f32, round to nearest even (what cvt.rn.f16.f32 does) */
 static inline float fz_emu_h2f(unsigned short h)
 {
@@ -137,21 +144,28 @@ static inline unsigned short fz_emu_f2h(float f)
     unsigned r = a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15 */
     return (unsigned short)(s | (r >> 13));
 }
-/* The preamble converts f16 with inline PTX (cvt.f32.f16 / cvt.rn.f16.f32)
- * in two helpers whose locals are named f and h; `asm` becomes the same
- * conversion in C++ (the string tells which way). */
-static inline void fz_emu_asm(const char *text, float &f, unsigned short &h)
+/* Inline PTX: emu-build.sh rewrites each one-line
+ *     asm("TEXT" : "=c"(out) : "c"(in), ...);
+ * of the preamble as fz_emu_asm_op("TEXT", out, in, ...); these are the
+ * instructions the preamble uses (any other is a compile error here). */
+static inline void fz_emu_asm_op(const char *text, float &f, unsigned short h)
 {
-    if (strstr(text, "cvt.f32.f16"))
-        f = fz_emu_h2f(h);
-    else if (strstr(text, "cvt.rn.f16.f32"))
-        h = fz_emu_f2h(f);
-    else {
-        fprintf(stderr, "fz_emu: unsupported inline asm: %s\n", text);
-        abort();
-    }
+    if (strcmp(text, "cvt.f32.f16 %0, %1;") != 0)
+        fz_emu_unknown_asm(text);
+    f = fz_emu_h2f(h);
 }
-#define asm(...) fz_emu_asm(#__VA_ARGS__, f, h)
+static inline void fz_emu_asm_op(const char *text, unsigned short &h, float f)
+{
+    if (strcmp(text, "cvt.rn.f16.f32 %0, %1;") != 0)
+        fz_emu_unknown_asm(text);
+    h = fz_emu_f2h(f);
+}
+static inline void fz_emu_asm_op(const char *text, float &r, float a, float b)
+{
+    if (strcmp(text, "div.full.f32 %0, %1, %2;") != 0)
+        fz_emu_unknown_asm(text);
+    r = a / b; /* div.full.f32: full range, 2 ulp; the CPU is exact */
+}
 
 /* ---- atomics: threads are cooperative fibers, so plain code is atomic --- */
 template <class T> static inline T atomicAdd(T *p, T v) { T o = *p; *p = o + v; return o; }

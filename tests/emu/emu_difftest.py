@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""emu_difftest.py -- differential testing of generated CUDA on the CPU.
+
+    emu_difftest.py --fusec build/fusec [--seed S --files F --fns K]
+                    [--examples DIR] [--file X.fuse ...] [--trials T]
+                    [--jobs J] [--workdir DIR] [--asan]
+
+The CPU twin of tests/fuzz/difftest.py: no GPU, no torch.  Programs come
+from gen_programs.py (random mode, F files of K fns), from every .fuse of
+--examples DIR, or from --file.  Each file is compiled to a .cu twice (fused
+and --no-fusion) and built for the emulator (emu-build.sh, fz_emu.h); for
+every fn, T times, with random small dims (random mode: {0,1,2,3,5,7,16,33,
+64}; examples: odd sizes and a few past the kernels' size thresholds) and
+random inputs, each variant's `_packed` entry is called through ctypes on
+exact-size numpy buffers (results poisoned: NaN, or a sentinel for integers)
+and compared with `fusec --emit=eval`.  Tolerances as difftest.py: by the
+loosest of the result's dtype and the fn's float params' dtypes,
+|got - want| <= tol * |want| + tol * scale, scale = the largest finite |want|;
+f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2; NaN must meet NaN, inf the same inf.
+Integers and bools exactly.
+
+Every file runs in a worker process with a time limit, so a crash (an
+out-of-bounds access with --asan, a stack overflow) or a hang is reported
+against the file and the fn being run.  Prints one line per mismatch
+("MISMATCH ...") and a closing "N passed, N failed" (fns x trials); exits 1
+on any failure.
+"""
+import argparse
+import concurrent.futures as cf
+import ctypes
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOL = {"f64": 1e-9, "f32": 2e-4, "f16": 2e-2, "bf16": 8e-2}
+RANDOM_SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 33, 64]
+EXAMPLE_SIZES = [1, 3, 5, 7, 16, 33, 64, 65, 130, 257, 1030]
+VARIANTS = {"fused": [], "nofusion": ["--no-fusion"]}
+
+
+# ---- the parent: generate, build, farm out files --------------------------
+
+def build(args, src, tag, flags):
+    """fusec -> .cu -> emulator .so; returns (so, None) or (None, error)."""
+    base = os.path.join(args.workdir, os.path.basename(src)[:-5] + "_" + tag)
+    cu = base + ".cu"
+    r = subprocess.run([args.fusec, "--target=cuda", *flags, src, "-o", cu], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "fusec failed: " + r.stderr.strip()[:400]
+    so = base + ".so"
+    extra = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"] if args.asan else []
+    r = subprocess.run(["sh", os.path.join(HERE, "emu-build.sh"), cu, so, *extra], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "emulator build failed: " + r.stderr.strip()[:1200]
+    return so, None
+
+
+def run_file(args, src, sos):
+    """One worker process per file; returns (npass, nfail, lines)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", src, "--fusec", args.fusec,
+           "--workdir", args.workdir, "--trials", str(args.trials), "--seed", str(args.seed),
+           "--sizes", "examples" if args.sizes == "examples" else "random"]
+    for v, so in sos.items():
+        cmd += ["--so", "%s=%s" % (v, so)]
+    env = dict(os.environ)
+    if args.asan:
+        lib = subprocess.check_output(["g++", "-print-file-name=libasan.so"], text=True).strip()
+        env["LD_PRELOAD"] = lib
+        env["ASAN_OPTIONS"] = "detect_leaks=0:detect_stack_use_after_return=0"
+    name = os.path.basename(src)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        out, err, rc = r.stdout, r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err, rc = "timed out after %d s" % args.timeout, None
+    npass = nfail = 0
+    lines, current = [], None
+    for ln in out.splitlines():
+        if ln.startswith("BEGIN "):
+            current = ln[6:]
+        elif ln.startswith("PASS "):
+            npass += 1
+            current = None
+        elif ln.startswith("FAIL "):
+            nfail += 1
+            current = None
+        elif ln.startswith("MISMATCH "):
+            lines.append("MISMATCH %s: %s" % (name, ln[9:]))
+    if rc != 0:
+        nfail += 1
+        tail = " ".join(err.strip().splitlines()[-6:])[:1500]
+        lines.append("MISMATCH %s: worker %s while running %s: %s" % (
+            name, "failed" if rc is None else "exited with status %d" % rc, current or "(setup)", tail))
+    return npass, nfail, lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fusec", required=True)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--files", type=int, default=0, help="random files (gen_programs.py)")
+    ap.add_argument("--fns", type=int, default=20)
+    ap.add_argument("--examples", help="a folder: every .fuse in it")
+    ap.add_argument("--file", action="append", default=[], help="a .fuse to test (repeatable)")
+    ap.add_argument("--trials", type=int, default=1, help="random dims and inputs per fn")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per file")
+    ap.add_argument("--workdir")
+    ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
+    ap.add_argument("--sizes", choices=["random", "examples"], help="dim sizes (default by source)")
+    # worker mode (internal)
+    ap.add_argument("--worker")
+    ap.add_argument("--so", action="append", default=[])
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    args.fusec = os.path.abspath(args.fusec)
+    args.workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="emu-difftest-"))
+    os.makedirs(args.workdir, exist_ok=True)
+    srcs = [os.path.abspath(f) for f in args.file]
+    if args.files:
+        gen = os.path.join(args.workdir, "gen")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "fuzz", "gen_programs.py"), "--seed",
+                        str(args.seed), "--files", str(args.files), "--fns", str(args.fns), "--out", gen],
+                       check=True)
+        srcs += sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".fuse"))
+    if args.examples:
+        srcs += sorted(os.path.join(os.path.abspath(args.examples), f)
+                       for f in os.listdir(args.examples) if f.endswith(".fuse"))
+        if not args.sizes and not args.files:
+            args.sizes = "examples"
+    args.sizes = args.sizes or "random"
+    if not srcs:
+        ap.error("nothing to test: give --files, --examples or --file")
+    npass = nfail = 0
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        builds = {(s, v): ex.submit(build, args, s, v, fl) for s in srcs for v, fl in VARIANTS.items()}
+        runs = []
+        for s in srcs:
+            sos = {}
+            for v in VARIANTS:
+                so, err = builds[(s, v)].result()
+                if so:
+                    sos[v] = so
+                else:
+                    nfail += 1
+                    print("MISMATCH %s: %s: %s" % (os.path.basename(s), v, err), flush=True)
+            if sos:
+                runs.append((s, ex.submit(run_file, args, s, sos)))
+        for s, fut in runs:
+            p, f, lines = fut.result()
+            npass += p
+            nfail += f
+            for ln in lines:
+                print(ln, flush=True)
+            print("progress: %s: %d passed, %d failed so far" % (os.path.basename(s), npass, nfail), flush=True)
+    print("programs: %d files, variants: %s, sizes: %s" % (len(srcs), ", ".join(VARIANTS), args.sizes))
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+# ---- the worker: one file's fns, in this process --------------------------
+
+def np_dtype(np, dt):
+    return {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+            "i32": np.int32, "i64": np.int64, "bool": np.bool_}[dt]
+
+
+def as_f64(np, a, dt):
+    if dt == "bf16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64)
+
+
+def loosest(fn, dt):
+    """A result is only as precise as the least precise float it is computed
+    from (its own dtype and the fn's float params')."""
+    cands = [c for c in [dt] + [p["dtype"] for p in fn["params"]] if c in TOL]
+    return max(cands, key=lambda c: TOL[c]) if cands else dt
+
+
+def compare(np, got, want, dt, tol_dt):
+    g, w = as_f64(np, got, dt).ravel(), as_f64(np, want, dt).ravel()
+    if g.shape != w.shape:
+        return "shape %s != %s" % (g.shape, w.shape)
+    if dt not in TOL:
+        bad = np.nonzero(g != w)[0]
+    else:
+        tol = TOL[tol_dt]
+        fin = np.isfinite(w)
+        scale = np.max(np.abs(w[fin])) if fin.any() else 0.0
+        with np.errstate(invalid="ignore"):
+            nan_bad = np.isnan(g) != np.isnan(w)
+            inf_bad = np.isinf(w) & (g != w)
+            val_bad = fin & ~(np.abs(g - w) <= tol * np.abs(w) + tol * scale)
+        bad = np.nonzero(nan_bad | inf_bad | val_bad)[0]
+    if len(bad):
+        i = bad[0]
+        return "%d of %d differ, first at flat index %d: got %r want %r" % (len(bad), g.size, i, g[i], w[i])
+    return None
+
+
+def numel(p, d):
+    n = 1
+    for x in p.get("shape", []):
+        n *= d[x] if isinstance(x, str) else x
+    return n
+
+
+def dims_for(rng, fn, sizes, trial):
+    """Sizes for the fn's symbols, keeping every tensor small (the emulator
+    runs one fiber per GPU thread) and f16 sums in range.  Trial 0 of the
+    examples uses 1 for every dim: the static-size-1 corner."""
+    if sizes == "examples" and trial == 0:
+        return {s: 1 for s in fn["syms"]}
+    pool = EXAMPLE_SIZES if sizes == "examples" else RANDOM_SIZES
+    limit = 70000 if sizes == "examples" else 20000
+    for _ in range(100):
+        d = {s: rng.choice(pool) for s in fn["syms"]}
+        if all(numel(p, d) <= (8192 if p["dtype"] in ("f16", "bf16") else limit)
+               for p in fn["params"] + fn["results"]):
+            return d
+    return {s: 1 for s in fn["syms"]}
+
+
+def make_input(np, rng, p, d):
+    shp = tuple(d[x] if isinstance(x, str) else x for x in p.get("shape", []))
+    g = np.random.default_rng(rng.randrange(1 << 30))
+    dt = p["dtype"]
+    if dt == "bool":
+        return g.integers(0, 2, size=shp).astype(np.bool_)
+    if dt in ("i32", "i64"):
+        return g.integers(-5, 6, size=shp).astype(np_dtype(np, dt))
+    a = g.uniform(-2, 2, size=shp)
+    if dt == "bf16":  # truncated to bf16 bits: a valid bf16 value
+        return (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return a.astype(np_dtype(np, dt))
+
+
+def worker(args):
+    import numpy as np
+    src = args.worker
+    libs = {}
+    for kv in args.so:
+        v, so = kv.split("=", 1)
+        libs[v] = ctypes.CDLL(so)
+        libs[v].fusert_last_error.restype = ctypes.c_char_p
+    plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", src], stderr=subprocess.DEVNULL))
+    tag = os.path.basename(src)[:-5]
+    rng = random.Random("%s:%d" % (tag, args.seed))
+    for fn in plan["functions"]:
+        name = fn["name"]
+        for trial in range(args.trials):
+            d = dims_for(rng, fn, args.sizes, trial)
+            print("BEGIN %s dims %s" % (name, d), flush=True)
+            problems = run_fn(np, args, libs, src, fn, d, rng, tag, trial)
+            for p in problems[:4]:
+                print("MISMATCH %s dims %s: %s" % (name, d, p), flush=True)
+            print("%s %s" % ("FAIL" if problems else "PASS", name), flush=True)
+    return 0
+
+
+def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
+    name = fn["name"]
+    work = os.path.join(args.workdir, "%s_%s_%d" % (tag, name, trial))
+    os.makedirs(work, exist_ok=True)
+    files, tensors, scalars = [], [], []
+    for p in fn["params"]:
+        if p.get("scalar"):
+            v = p.get("default")
+            if v is None:
+                v = rng.choice([0.5, 0.75, 1.25, 2.0, -0.5]) if p["dtype"] in TOL else rng.randrange(-3, 4)
+            if p["dtype"] == "bool":
+                v = float(rng.randrange(2))
+            scalars.append(float(v))
+            files += ["--input", "%s=%r" % (p["name"], float(v) if p["dtype"] in TOL else int(v))]
+            continue
+        a = make_input(np, rng, p, d)
+        path = os.path.join(work, p["name"] + ".npy")
+        np.save(path, a)
+        files += ["--input", "%s=%s" % (p["name"], path)]
+        tensors.append(np.ascontiguousarray(a))
+    outdir = os.path.join(work, "ref")
+    r = subprocess.run([args.fusec, "--emit=eval", "--fn", name, *files, "--output-dir", outdir, src],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["interpreter failed: %s" % r.stderr.strip()[:300]]
+    want = {p["name"]: np.load(os.path.join(outdir, p["name"] + ".npy")) for p in fn["results"]}
+    dimv = [d[s] for s in fn["syms"]]
+    problems = []
+    for label, lib in libs.items():
+        outs = []
+        for p in fn["results"]:
+            shp = tuple(d[x] if isinstance(x, str) else x for x in p.get("shape", []))
+            dt = np_dtype(np, p["dtype"])
+            if p["dtype"] in ("f32", "f64", "f16"):
+                o = np.full(shp, np.nan, dt)
+            elif p["dtype"] == "bf16":
+                o = np.full(shp, 0x7fc1, np.uint16)
+            elif p["dtype"] == "bool":
+                o = np.zeros(shp, np.bool_)
+            else:
+                o = np.full(shp, -123456789, dt)
+            outs.append(o)
+        bufs = tensors + outs
+        ptrs = (ctypes.c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
+        sc = (ctypes.c_double * max(1, len(scalars)))(*(scalars or [0.0]))
+        dv = (ctypes.c_int64 * max(1, len(dimv)))(*(dimv or [0]))
+        f = getattr(lib, name + "_packed")
+        f.restype = ctypes.c_int
+        st = f(ptrs, sc, dv, None)
+        if st != 0:
+            problems.append("%s: status %d: %s" % (label, st, lib.fusert_last_error().decode(errors="replace")))
+            continue
+        for p, o in zip(fn["results"], outs):
+            msg = compare(np, o, want[p["name"]], p["dtype"], loosest(fn, p["dtype"]))
+            if msg:
+                problems.append("%s: %s: %s" % (label, p["name"], msg))
+    return problems
+
+
+if __name__ == "__main__":
+    sys.exit(main())
