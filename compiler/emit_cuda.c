@@ -1369,8 +1369,11 @@ static int plan_variants(KCtx *c, Variant *v)
             add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
             v[n - 1].vw = vw;
         } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: on chip up to 1024 elements, picked at launch */
+            /* symbolic row: on chip up to 1024 or 4096 elements, picked at launch */
             add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
+            v[n - 1].vw = row_vec_width(c);
+            /* a block of 256 threads per row, 16 elements each */
+            add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
             v[n - 1].vw = row_vec_width(c);
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
