@@ -779,24 +779,36 @@ static uint8_t *dependencies(Ctx *c)
         Group *g = c->g[gi];
         if (g->dead)
             continue;
-        Kernel k;
-        group_to_kernel(c, g, &k);
-        for (int i = 0; i < k.ninputs; i++) {
-            IrNode *in = k.inputs[i];
-            if (in->op == OP_PARAM)
+        /* what g reads: operands of its members that it does not compute
+         * (the inputs of group_to_kernel, without building the kernel) */
+        for (int id = 0; id < c->f->nnodes; id++) {
+            IrNode *n = c->f->nodes[id];
+            if (!g->lvl[id] || n->op == OP_PARAM)
                 continue;
-            if (home[in->id] < 0) /* not placed yet (during the main pass) */
-                continue;
-            if (home[in->id] != gi)
+            for (int j = 0; j < n->nin; j++) {
+                IrNode *in = n->in[j].node;
+                if (g->lvl[in->id] || is_leaf(in) || home[in->id] < 0 || home[in->id] == gi)
+                    continue; /* home < 0: not placed yet (during the main pass) */
                 dep[gi * ng + home[in->id]] = 1;
+            }
         }
     }
-    for (int m = 0; m < ng; m++) /* transitive closure: a few dozen groups */
+    /* transitive closure (Warshall) on 64-bit rows: big graphs have
+     * hundreds of groups */
+    int words = (ng + 63) / 64;
+    uint64_t *bits = ARENA_ARRAY(c->a, uint64_t, (size_t)ng * (size_t)words + 1);
+    for (int i = 0; i < ng; i++)
+        for (int j = 0; j < ng; j++)
+            if (dep[i * ng + j])
+                bits[(size_t)i * (size_t)words + (size_t)(j / 64)] |= (uint64_t)1 << (j % 64);
+    for (int m = 0; m < ng; m++)
         for (int i = 0; i < ng; i++)
-            if (dep[i * ng + m])
-                for (int j = 0; j < ng; j++)
-                    if (dep[m * ng + j])
-                        dep[i * ng + j] = 1;
+            if ((bits[(size_t)i * (size_t)words + (size_t)(m / 64)] >> (m % 64)) & 1)
+                for (int w = 0; w < words; w++)
+                    bits[(size_t)i * (size_t)words + (size_t)w] |= bits[(size_t)m * (size_t)words + (size_t)w];
+    for (int i = 0; i < ng; i++)
+        for (int j = 0; j < ng; j++)
+            dep[i * ng + j] = (uint8_t)((bits[(size_t)i * (size_t)words + (size_t)(j / 64)] >> (j % 64)) & 1);
     return dep;
 }
 
