@@ -12,7 +12,9 @@
 # records the command when memcheck found an error (exit code 99 from
 # --error-exitcode) -- so a leak on an error path is caught even under `not`.
 # Fails if any fusec run had a memcheck error or a definite/indirect leak, or
-# if a test fails under valgrind.
+# if a test fails under valgrind.  lit.cfg.py sees the shadow folder's name
+# ("valgrind") and sets the feature under-valgrind, so a slow test whose fusec
+# runs other tests already cover can opt out with `UNSUPPORTED: under-valgrind`.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: valgrind-lit.sh BUILD_DIR [SUITE ...]}" && pwd)
