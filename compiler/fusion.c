@@ -1383,6 +1383,24 @@ static void text_list(FILE *out, const IrFunc *f, IrNode **v, int n, int skip_co
         fputs("-", out);
 }
 
+/* What a kernel writes, by the names a user knows: a fn result by its
+ * result name (`y = x` writes y, not x; a value returned twice is written
+ * once per result), an intermediate by its value name. */
+static void text_outputs(FILE *out, const IrFunc *f, const Kernel *k)
+{
+    for (int i = 0; i < k->noutputs; i++) {
+        if (i)
+            fputs(", ", out);
+        int r = k->out_result ? k->out_result[i] : -1;
+        if (r >= 0 && r < f->nresults)
+            fputs(f->results[r].name, out);
+        else
+            text_list(out, f, &k->outputs[i], 1, 0);
+    }
+    if (k->noutputs == 0)
+        fputs("-", out);
+}
+
 /* The words in parentheses after a kernel's name in --emit=fusion. */
 static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
 {
@@ -1432,7 +1450,7 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
             fputs("  reads ", out);
             text_list(out, p->fn, k->inputs, k->ninputs, 0);
             fputs("  writes ", out);
-            text_list(out, p->fn, k->outputs, k->noutputs, 0);
+            text_outputs(out, p->fn, k);
             fprintf(out, "  ~%d regs\n", k->est_registers);
         }
         for (int i = 0; i < p->nrejected; i++) {
