@@ -1,0 +1,142 @@
+// selftest.cpp -- the CPU emulator (fz_emu.h) on hand-written kernels: what
+// it must compute (shuffles, block barriers, shared memory, f16 rounding)
+// and what it must refuse (divergent barriers, shuffles that name exited
+// lanes, bad launch shapes).  Built by emu-selftest.test with fz_emu.h
+// force-included; prints one line per case for FileCheck.
+#include <stdio.h>
+
+extern "C" __global__ void warp_sum(int *out)
+{
+    int t = threadIdx.x + blockIdx.x * blockDim.x, v = t;
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    out[t] = v;
+}
+extern "C" __global__ void shfl_kinds(int *out)
+{
+    int t = threadIdx.x;
+    int a = __shfl_sync(0xffffffffu, t * 10, 3, 8);   // lane 3 of each group of 8
+    int b = __shfl_down_sync(0xffffffffu, t, 1, 16);  // own value past the group's end
+    int c = __shfl_up_sync(0xffffffffu, t, 2);
+    out[t] = a * 10000 + b * 100 + c;
+}
+extern "C" __global__ void block_sum(const float *x, float *out, int n)
+{
+    __shared__ float sh[256];
+    int t = threadIdx.x;
+    sh[t] = t < n ? x[blockIdx.x * n + t] : 0.0f;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s)
+            sh[t] += sh[t + s];
+        __syncthreads();
+    }
+    if (t == 0)
+        out[blockIdx.x] = sh[0];
+}
+extern "C" __global__ void no_barrier(int *out)
+{
+    __shared__ int sh[64];
+    int t = threadIdx.x;
+    sh[t] = t + 1000 * (int)blockIdx.x;
+    out[blockIdx.x * 64 + t] = sh[(t + 1) % 64]; // a race: no __syncthreads
+}
+extern "C" __global__ void divergent_sync(int *out)
+{
+    if (threadIdx.x < 16)
+        __syncthreads();
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void divergent_shfl(int *out)
+{
+    int v = threadIdx.x;
+    if (threadIdx.x < 16)
+        v = __shfl_xor_sync(0xffffffffu, v, 1);
+    out[threadIdx.x] = v;
+}
+extern "C" __global__ void mixed_barriers(int *out)
+{
+    int v = threadIdx.x;
+    if (threadIdx.x < 16)
+        __syncthreads();
+    else
+        v = __shfl_xor_sync(0xffffffffu, v, 1);
+    out[threadIdx.x] = v;
+}
+extern "C" __global__ void partial_warp(int *out)
+{
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x, 1);
+}
+extern "C" __global__ void last_block(unsigned *counter, int *out)
+{
+    __shared__ int last;
+    __threadfence();
+    if (threadIdx.x == 0)
+        last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0)
+        out[0] = (int)blockIdx.x;
+}
+FZ_EMU_KERNEL(warp_sum)
+FZ_EMU_KERNEL(shfl_kinds)
+FZ_EMU_KERNEL(block_sum)
+FZ_EMU_KERNEL(no_barrier)
+FZ_EMU_KERNEL(divergent_sync)
+FZ_EMU_KERNEL(divergent_shfl)
+FZ_EMU_KERNEL(mixed_barriers)
+FZ_EMU_KERNEL(partial_warp)
+FZ_EMU_KERNEL(last_block)
+
+static void report(const char *what, cudaError_t e)
+{
+    printf("%s: %s\n", what, e == cudaSuccess ? "ok" : cudaGetErrorString(e));
+    (void)cudaGetLastError();
+}
+
+int main(void)
+{
+    static int out[1024];
+    static float x[3 * 200], fs[3];
+    int *po = out;
+    void *a1[] = {&po};
+    report("warp_sum", cudaLaunchKernel((const void *)warp_sum, dim3(2), dim3(64), a1, 0, NULL));
+    printf("warp sums: %d %d %d %d\n", out[0], out[31], out[32], out[127]); // 496 496 1520 3568
+
+    report("shfl_kinds", cudaLaunchKernel((const void *)shfl_kinds, dim3(1), dim3(32), a1, 0, NULL));
+    printf("shfl lane 0: %d, lane 9: %d, lane 15: %d\n", out[0], out[9], out[15]);
+
+    for (int i = 0; i < 600; i++)
+        x[i] = (float)(i % 200);
+    const float *px = x;
+    float *pf = fs;
+    int n = 200;
+    void *a3[] = {&px, &pf, &n};
+    report("block_sum", cudaLaunchKernel((const void *)block_sum, dim3(3), dim3(256), a3, 0, NULL));
+    printf("block sums: %g %g %g\n", fs[0], fs[1], fs[2]); // 19900 each
+
+    report("no_barrier", cudaLaunchKernel((const void *)no_barrier, dim3(2), dim3(64), a1, 0, NULL));
+    printf("race seen: block 0 thread 0 read %d (1 if ordered), block 1 thread 62 read %d (1063 if ordered)\n",
+           out[0], out[64 + 62]);
+
+    report("divergent_sync", cudaLaunchKernel((const void *)divergent_sync, dim3(1), dim3(32), a1, 0, NULL));
+    report("divergent_shfl", cudaLaunchKernel((const void *)divergent_shfl, dim3(1), dim3(32), a1, 0, NULL));
+    report("mixed_barriers", cudaLaunchKernel((const void *)mixed_barriers, dim3(1), dim3(32), a1, 0, NULL));
+    report("partial_warp", cudaLaunchKernel((const void *)partial_warp, dim3(1), dim3(48), a1, 0, NULL));
+    report("too_big", cudaLaunchKernel((const void *)warp_sum, dim3(1), dim3(2048), a1, 0, NULL));
+    report("empty_grid", cudaLaunchKernel((const void *)warp_sum, dim3(0), dim3(32), a1, 0, NULL));
+    report("unregistered", cudaLaunchKernel((const void *)main, dim3(1), dim3(32), a1, 0, NULL));
+
+    unsigned cnt = 0, *pc = &cnt;
+    void *a2[] = {&pc, &po};
+    out[0] = -1;
+    report("last_block", cudaLaunchKernel((const void *)last_block, dim3(5), dim3(64), a2, 0, NULL));
+    printf("last block: %d, tickets %u\n", out[0], cnt);
+
+    static const float hv[] = {1.0f, 0.1f, 65504.0f, 65519.0f, 65520.0f, 5.9604645e-08f, 2.9802322e-08f,
+                               2.9802326e-08f, -0.0f, 1e30f};
+    for (unsigned i = 0; i < sizeof hv / sizeof hv[0]; i++)
+        printf("f16(%g) = 0x%04x -> %g\n", hv[i], fz_emu_f2h(hv[i]), fz_emu_h2f(fz_emu_f2h(hv[i])));
+    printf("f16 nan = 0x%04x, f16 0x0001 = %g, 0x7c00 = %g\n", fz_emu_f2h(__int_as_float(0x7fc00000)),
+           fz_emu_h2f(1), fz_emu_h2f(0x7c00));
+    return 0;
+}
