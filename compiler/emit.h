@@ -70,7 +70,8 @@ void emit_header(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
  *                             const int64_t *dims, fusert_stream stream);
  *     the generic entry for tools (fuse-run, benchmarks, ctypes):
  *     buffers = tensor params then results (device pointers), scalars =
- *     scalar params in order, dims = symbolic dims in order.
+ *     scalar params in order, dims = EVERY sym of IrFunc.syms in order,
+ *     those made static by -D included (checked against their size).
  *   int NAME_kernel_count(void);                  kernels per call
  * Intermediates are allocated stream-ordered when no workspace is given.
  * Every entry checks null pointers, negative dims and dims that disagree
