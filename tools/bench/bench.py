@@ -322,7 +322,8 @@ def fmt(row, k, copy_gbs):
 
 def print_row(row, copy_gbs):
     best = row.get("best_peer")
-    ratio = f"{row['fusec'] / best:.3f}" if row.get("fusec") and best else "-"
+    ours = row.get("fusec") or row.get("fusec_sym")  # the sweep times the symbolic build only
+    ratio = f"{ours / best:.3f}" if ours and best else "-"
     cells = [f"{row['case']} {row['dtype']}"] + [fmt(row, k, copy_gbs) for k, _ in COLS] + [ratio]
     print("| " + " | ".join(cells) + " |", flush=True)
 
@@ -343,6 +344,9 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--skip", default="", help="comma list of variants to skip: fusec_nvrtc,fusec_sym,nofusion,compile,jax")
     ap.add_argument("--scale", action="store_true", help="also run elementwise/reduce cases at 2^20, 2^24, 2^28 elements")
+    ap.add_argument("--sweep", action="store_true",
+                    help="symbolic-dim fusec against torch.compile over row lengths between the "
+                         "suite's (about 2^26 elements each), to find cliffs")
     ap.add_argument("--json")
     ap.add_argument("--workdir")
     args = ap.parse_args()
@@ -371,6 +375,20 @@ def main():
                     dims["N"] = 1 << p
                 run_case(args, name, CASES[name], "f32", dims, workdir, copy_gbs, rows,
                          label=f"{name}@2^{p}")
+    if args.sweep:
+        # Launch heuristics must not fall off a cliff between the suite's
+        # sizes: row lengths from short to long, odd ones included.
+        sk = set(args.skip) | {"fusec", "fusec_nvrtc", "nofusion", "jax"}
+        saved, args.skip = args.skip, sk
+        for name in ("softmax_rows", "layernorm_rows", "rmsnorm", "bias_relu", "colsum"):
+            for m in (96, 333, 768, 1000, 1536, 2048, 3001, 4096, 6144, 8192, 12000, 16384):
+                dims = dict(CASES[name]["dims"])
+                inner = "D" if "D" in dims else "M"
+                dims[inner] = m
+                dims["N"] = max(1, (1 << 26) // m)
+                run_case(args, name, CASES[name], "f32", dims, workdir, copy_gbs, rows,
+                         label="%s %s=%d" % (name, inner, m))
+        args.skip = saved
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(gpu=props.name, sms=props.multi_processor_count, torch=torch.__version__,
