@@ -13,10 +13,11 @@ and --no-fusion) and built for the emulator (emu-build.sh, fz_emu.h); for
 every fn, T times, with random small dims (generated programs: {0,1,2,3,5,7,
 16,33,64}; examples and --file: trial 0 all ones, then odd sizes and a few
 past the kernels' size thresholds, up to 1030) and
-random inputs, each variant's `_packed` entry is called through ctypes on
+random inputs (and a multiprocessor count from --sms), each variant's `_packed` entry is called through ctypes on
 exact-size numpy buffers (results poisoned: NaN, or a sentinel for integers)
 and compared with `fusec --emit=eval`.  Tolerances as difftest.py: by the
-loosest of the result's dtype and the fn's float params' dtypes,
+loosest of the result's dtype, the fn's float params' dtypes and any f16 or
+bf16 its body names (casts),
 |got - want| <= tol * |want| + tol * scale, scale = the largest finite |want|
 (but at least 1e-2, so that an exact 0 from cancellation is not a failure);
 f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2; NaN must meet NaN, inf the same inf.
@@ -34,6 +35,7 @@ import ctypes
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,6 +75,9 @@ def run_file(args, src, sos):
     for v, so in sos.items():
         cmd += ["--so", "%s=%s" % (v, so)]
     env = dict(os.environ)
+    # the multiprocessor count sizes grids and splits: vary it by file
+    sms = [int(x) for x in args.sms.split(",")]
+    env["FZ_EMU_SMS"] = str(sms[sum(map(ord, os.path.basename(src))) % len(sms)])
     if args.asan:
         lib = subprocess.check_output(["g++", "-print-file-name=libasan.so"], text=True).strip()
         env["LD_PRELOAD"] = lib
@@ -102,6 +107,8 @@ def run_file(args, src, sos):
         tail = " ".join(err.strip().splitlines()[-6:])[:1500]
         lines.append("MISMATCH %s: worker %s while running %s: %s" % (
             name, "failed" if rc is None else "exited with status %d" % rc, current or "(setup)", tail))
+    lines = [ln.replace("MISMATCH %s: " % name, "MISMATCH %s (%s SMs): " % (name, env["FZ_EMU_SMS"]), 1)
+             for ln in lines]
     return npass, nfail, lines
 
 
@@ -118,6 +125,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=300, help="seconds per file")
     ap.add_argument("--workdir")
+    ap.add_argument("--sms", default="1,2,3,5", help="multiprocessor counts to emulate, one per file by name")
     ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
     ap.add_argument("--sizes", choices=["random", "examples"],
                     help="dim sizes (default: random for generated programs, examples for the others)")
@@ -184,9 +192,18 @@ def as_f64(np, a, dt):
 
 def loosest(fn, dt):
     """A result is only as precise as the least precise float it is computed
-    from (its own dtype and the fn's float params')."""
-    cands = [c for c in [dt] + [p["dtype"] for p in fn["params"]] if c in TOL]
+    from: its own dtype, the fn's float params' and any f16/bf16 the fn's
+    body names (an f16 intermediate is rounded by the interpreter, kept in
+    f32 inside a fused kernel)."""
+    cands = [c for c in [dt] + [p["dtype"] for p in fn["params"]] + fn.get("body_dtypes", []) if c in TOL]
     return max(cands, key=lambda c: TOL[c]) if cands else dt
+
+
+def body_dtypes(text, name):
+    """The half dtypes named in fn NAME's text (from `fn NAME(` to the next fn)."""
+    m = re.search(r"^fn\s+%s\s*\((.*?)(?=^fn\s|\Z)" % re.escape(name), text, re.S | re.M)
+    body = m.group(1) if m else ""
+    return [d for d in ("f16", "bf16") if re.search(r"\b%s\b" % d, body)]
 
 
 def compare(np, got, want, dt, tol_dt):
@@ -260,8 +277,10 @@ def worker(args):
     plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", src], stderr=subprocess.DEVNULL))
     tag = os.path.basename(src)[:-5]
     rng = random.Random("%s:%d" % (tag, args.seed))
+    text = open(src).read()
     for fn in plan["functions"]:
         name = fn["name"]
+        fn["body_dtypes"] = body_dtypes(text, name)
         for trial in range(args.trials):
             d = dims_for(rng, fn, args.sizes, trial)
             print("BEGIN %s dims %s" % (name, d), flush=True)
