@@ -682,8 +682,9 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
     case OP_CLAMP: buf_printf(b, "fz_min(fz_max(%s, %s), %s)", ops[0], ops[1], ops[2]); break;
     default:
         if (isf) {
-            if (n->op == OP_RELU)
-                buf_printf(b, "((%s) > 0 ? (%s) : (%s)0)", ops[0], ops[0], ctype(cdt));
+            if (n->op == OP_RELU) /* NaN stays NaN, like torch and the interpreter */
+                buf_printf(b, "(((%s) > 0 || (%s) != (%s)) ? (%s) : (%s)0)", ops[0], ops[0], ops[0], ops[0],
+                           ctype(cdt));
             else if (fast && !dbl && n->op == OP_DIV)
                 buf_printf(b, "__fdividef(%s, %s)", ops[0], ops[1]);
             else if (!dbl && n->op == OP_DIV)
