@@ -677,7 +677,11 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
             buf_printf(b, "false");
         break;
     case OP_SIGN:
-        buf_printf(b, "((%s)(((%s) > 0) - ((%s) < 0)))", ctype(cdt), ops[0], ops[0]);
+        if (isf) /* sign(NaN) is NaN, like torch and the interpreter */
+            buf_printf(b, "((%s) != (%s) ? (%s) : (%s)(((%s) > 0) - ((%s) < 0)))", ops[0], ops[0], ops[0],
+                       ctype(cdt), ops[0], ops[0]);
+        else
+            buf_printf(b, "((%s)(((%s) > 0) - ((%s) < 0)))", ctype(cdt), ops[0], ops[0]);
         break;
     case OP_CLAMP: buf_printf(b, "fz_min(fz_max(%s, %s), %s)", ops[0], ops[1], ops[2]); break;
     default:
