@@ -22,6 +22,6 @@ s/^\([[:space:]]*\)asm(\("[^"]*"\) : \([A-Za-z_0-9]*\) : \(.*\));/\1fz_emu_asm_o
 }' "$cu"
     sed -n 's/^extern "C" __global__ void \(__launch_bounds__([0-9]*) \)\{0,1\}\([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL(\2)/p' "$cu"
 } > "$wrap"
-${CXX:-g++} -std=c++17 -O1 -fno-strict-aliasing -w -fPIC -shared -Wl,-Bsymbolic \
+${CXX:-g++} -std=c++17 -O1 -fno-strict-aliasing -w -fPIC -shared -Wl,-Bsymbolic -Wl,-z,defs \
     -include "$here/fz_emu.h" -I "$here/include" -I "$root/runtime" -I "$dir" \
     "$@" "$wrap" -o "$so"

@@ -8,8 +8,9 @@
 
 The CPU twin of tests/fuzz/difftest.py: no GPU, no torch.  Programs come
 from gen_programs.py (random mode, F files of K fns), from every .fuse of
---examples DIR, or from --file.  Each file is compiled to a .cu twice (fused
-and --no-fusion) and built for the emulator (emu-build.sh, fz_emu.h); for
+--examples DIR, or from --file.  Each file is compiled to a .cu once per variant
+(default fused and --no-fusion; --variants adds --fast-math, --atomic-reduce
+and a 32-register budget) and built for the emulator (emu-build.sh); for
 every fn, T times, with random small dims (generated programs: {0,1,2,3,5,7,
 16,33,64}; examples and --file: trial 0 all ones, then odd sizes and a few
 past the kernels' size thresholds, up to 1030) and
@@ -46,7 +47,12 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TOL = {"f64": 1e-9, "f32": 2e-4, "f16": 2e-2, "bf16": 8e-2}
 RANDOM_SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 33, 64]
 EXAMPLE_SIZES = [0, 1, 3, 5, 7, 16, 33, 64, 65, 130, 257, 1030]
-VARIANTS = {"fused": [], "nofusion": ["--no-fusion"]}
+BIG_SIZES = [1, 2, 3, 31, 33, 127, 257, 1023, 1025, 2049, 4096, 4100, 8193]
+POOLS = {"random": (RANDOM_SIZES, 20000, 8192), "examples": (EXAMPLE_SIZES, 70000, 8192),
+         "big": (BIG_SIZES, 300000, 32768)}
+ALL_VARIANTS = {"fused": [], "nofusion": ["--no-fusion"], "fastmath": ["--fast-math"],
+                "atomic": ["--atomic-reduce"], "regs32": ["--max-registers=32"]}
+VARIANTS = {}
 
 
 # ---- the parent: generate, build, farm out files --------------------------
@@ -131,12 +137,18 @@ def main():
     ap.add_argument("--workdir")
     ap.add_argument("--sms", default="1,2,3,5", help="multiprocessor counts to emulate, one per file by name")
     ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
-    ap.add_argument("--sizes", choices=["random", "examples"],
+    ap.add_argument("--sizes", choices=sorted(POOLS),
                     help="dim sizes (default: random for generated programs, examples for the others)")
     # worker mode (internal)
     ap.add_argument("--worker")
     ap.add_argument("--so", action="append", default=[])
+    ap.add_argument("--variants", default="fused,nofusion",
+                    help="comma list of: " + ", ".join(ALL_VARIANTS))
     args = ap.parse_args()
+    for v in args.variants.split(","):
+        if v not in ALL_VARIANTS:
+            ap.error("unknown variant %r" % v)
+        VARIANTS[v] = ALL_VARIANTS[v]
     if args.worker:
         return worker(args)
     args.fusec = os.path.abspath(args.fusec)
@@ -248,11 +260,10 @@ def dims_for(rng, fn, sizes, trial):
     examples uses 1 for every dim: the static-size-1 corner."""
     if sizes == "examples" and trial == 0:
         return {s: 1 for s in fn["syms"]}
-    pool = EXAMPLE_SIZES if sizes == "examples" else RANDOM_SIZES
-    limit = 70000 if sizes == "examples" else 20000
-    for _ in range(100):
+    pool, limit, half_limit = POOLS[sizes]
+    for _ in range(200):
         d = {s: rng.choice(pool) for s in fn["syms"]}
-        if all(numel(p, d) <= (8192 if p["dtype"] in ("f16", "bf16") else limit)
+        if all(numel(p, d) <= (half_limit if p["dtype"] in ("f16", "bf16") else limit)
                for p in fn["params"] + fn["results"]):
             return d
     return {s: 1 for s in fn["syms"]}

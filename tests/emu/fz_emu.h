@@ -101,10 +101,20 @@ static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned lo
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 
 /* ---- math with CUDA's names (the rest is glibc's <math.h>: expf, tanhf,
- * __expf, exp10f, ...) ---- */
+ * exp10f, ...); the fast intrinsics are computed exactly ---- */
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float __fdividef(float x, float y) { return x / y; }
+/* glibc declares these names but does not export them: macros, then */
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __powf(x, y) powf(x, y)
+#define __exp10f(x) exp10f(x)
 static inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
 
 static void fz_emu_unknown_asm(const char *text) __attribute__((noreturn));
