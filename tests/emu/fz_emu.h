@@ -508,6 +508,7 @@ typedef enum cudaError {
     cudaErrorInsufficientDriver = 35,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorLaunchOutOfResources = 701,
     cudaErrorLaunchFailure = 719,
 } cudaError_t;
 typedef void *cudaStream_t;
@@ -532,14 +533,15 @@ struct Entry {
     const void *fn;
     const char *name;
     Launcher launch;
+    unsigned max_threads; /* __launch_bounds__, 0 if none */
 };
 static Entry registry[512];
 static int nregistry;
 struct Reg {
-    Reg(const void *fn, const char *name, Launcher l)
+    Reg(const void *fn, const char *name, Launcher l, unsigned max_threads)
     {
         if (nregistry < 512)
-            registry[nregistry++] = Entry{fn, name, l};
+            registry[nregistry++] = Entry{fn, name, l, max_threads};
     }
 };
 
@@ -569,13 +571,16 @@ static cudaError_t launch_typed(void (*k)(A...), const char *name, dim3 g, dim3 
 }
 } /* namespace fz_emu */
 
-/* After the .cu: FZ_EMU_KERNEL(name) for each __global__ function. */
-#define FZ_EMU_KERNEL(K)                                                                                 \
+/* After the .cu: FZ_EMU_KERNEL(name) for each __global__ function, or
+ * FZ_EMU_KERNEL_LB(name, N) for one declared __launch_bounds__(N): a
+ * launch with more threads per block fails, as on the GPU. */
+#define FZ_EMU_KERNEL_LB(K, LB)                                                                          \
     static cudaError_t fz_emu_launch_##K(const char *n, dim3 g, dim3 b, size_t sh, void **args)        \
     {                                                                                                    \
         return fz_emu::launch_typed(K, n, g, b, sh, args);                                               \
     }                                                                                                    \
-    static fz_emu::Reg fz_emu_reg_##K((const void *)(K), #K, fz_emu_launch_##K);
+    static fz_emu::Reg fz_emu_reg_##K((const void *)(K), #K, fz_emu_launch_##K, (LB));
+#define FZ_EMU_KERNEL(K) FZ_EMU_KERNEL_LB(K, 0)
 
 static inline cudaError_t cudaGetLastError(void)
 {
@@ -593,6 +598,7 @@ static inline const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidDeviceFunction: return "invalid device function (not registered with FZ_EMU_KERNEL)";
     case cudaErrorLaunchFailure: return fz_emu::S.msg[0] ? fz_emu::S.msg : "unspecified launch failure";
+    case cudaErrorLaunchOutOfResources: return fz_emu::S.msg[0] ? fz_emu::S.msg : "too many resources requested for launch";
     default: return "emulated CUDA error";
     }
 }
@@ -650,9 +656,18 @@ static inline cudaError_t cudaFuncSetAttribute(const void *fn, cudaFuncAttribute
 static inline cudaError_t cudaLaunchKernel(const void *fn, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
 {
     (void)s;
-    for (int i = 0; i < fz_emu::nregistry; i++)
-        if (fz_emu::registry[i].fn == fn)
-            return fz_emu::set(fz_emu::registry[i].launch(fz_emu::registry[i].name, g, b, sh, args));
+    for (int i = 0; i < fz_emu::nregistry; i++) {
+        const fz_emu::Entry *k = &fz_emu::registry[i];
+        if (k->fn != fn)
+            continue;
+        unsigned long long nt = (unsigned long long)b.x * b.y * b.z;
+        if (k->max_threads && nt > k->max_threads) {
+            snprintf(fz_emu::S.msg, sizeof fz_emu::S.msg, "%s: block of %llu threads, but __launch_bounds__(%u)",
+                     k->name, nt, k->max_threads);
+            return fz_emu::set(cudaErrorLaunchOutOfResources);
+        }
+        return fz_emu::set(k->launch(k->name, g, b, sh, args));
+    }
     return fz_emu::set(cudaErrorInvalidDeviceFunction);
 }
 

@@ -77,6 +77,11 @@ extern "C" __global__ void last_block(unsigned *counter, int *out)
     if (last && threadIdx.x == 0)
         out[0] = (int)blockIdx.x;
 }
+extern "C" __global__ void __launch_bounds__(64) bounded(int *out)
+{
+    out[threadIdx.x] = 1;
+}
+FZ_EMU_KERNEL_LB(bounded, 64)
 FZ_EMU_KERNEL(warp_sum)
 FZ_EMU_KERNEL(shfl_kinds)
 FZ_EMU_KERNEL(block_sum)
@@ -124,6 +129,8 @@ int main(void)
     report("partial_warp", cudaLaunchKernel((const void *)partial_warp, dim3(1), dim3(48), a1, 0, NULL));
     report("too_big", cudaLaunchKernel((const void *)warp_sum, dim3(1), dim3(2048), a1, 0, NULL));
     report("empty_grid", cudaLaunchKernel((const void *)warp_sum, dim3(0), dim3(32), a1, 0, NULL));
+    report("bounded_ok", cudaLaunchKernel((const void *)bounded, dim3(1), dim3(64), a1, 0, NULL));
+    report("bounded_over", cudaLaunchKernel((const void *)bounded, dim3(1), dim3(65), a1, 0, NULL));
     report("unregistered", cudaLaunchKernel((const void *)main, dim3(1), dim3(32), a1, 0, NULL));
 
     unsigned cnt = 0, *pc = &cnt;
