@@ -1,35 +1,39 @@
 #!/usr/bin/env python3
 """emu_difftest.py -- differential testing of generated CUDA on the CPU.
 
-    emu_difftest.py --fusec build/fusec [--seed S --files F --fns K]
-                    [--examples DIR] [--file X.fuse ...] [--trials T]
-                    [--example-trials T]
-                    [--jobs J] [--workdir DIR] [--asan]
+    emu_difftest.py --fusec build/fusec [--files F --fns K --seed S]
+                    [--examples DIR] [--file X.fuse]... [--trials T]
+                    [--example-trials T] [--sizes random|examples|big]
+                    [--variants fused,nofusion,fastmath,atomic,regs32]
+                    [--sms 1,2,3,5] [--jobs J] [--workdir DIR] [--asan]
 
-The CPU twin of tests/fuzz/difftest.py: no GPU, no torch.  Programs come
-from gen_programs.py (random mode, F files of K fns), from every .fuse of
---examples DIR, or from --file.  Each file is compiled to a .cu once per variant
-(default fused and --no-fusion; --variants adds --fast-math, --atomic-reduce
-and a 32-register budget) and built for the emulator (emu-build.sh); for
-every fn, T times, with random small dims (generated programs: {0,1,2,3,5,7,
-16,33,64}; examples and --file: trial 0 all ones, then odd sizes and a few
-past the kernels' size thresholds, up to 1030) and
-random inputs (and a multiprocessor count from --sms), each variant's `_packed` entry is called through ctypes on
-exact-size numpy buffers (results poisoned: NaN, or a sentinel for integers)
-and compared with `fusec --emit=eval`.  Tolerances as difftest.py: by the
-loosest of the result's dtype, the fn's float params' dtypes and any f16 or
-bf16 its body names (casts),
-|got - want| <= tol * |want| + tol * scale, scale = the largest finite |want|
-(but at least 1e-2, so that an exact 0 from cancellation is not a failure);
-f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2; NaN must meet NaN, inf the same inf.
-Integers and bools exactly.
+The CPU twin of tests/fuzz/difftest.py (no GPU, no torch).  Programs come
+from gen_programs.py (F files of K fns), from every .fuse of --examples,
+and from --file.  Each file becomes one .cu per variant (default: fused and
+--no-fusion), built for the emulator by emu-build.sh (fz_emu.h).  For every
+fn, T times: random dims (generated programs from {0,1,2,3,5,7,16,33,64};
+the others trial 0 all ones, then odd sizes up to 1030; --sizes big up to
+8193 and 300k elements), random inputs, and per file an emulated
+multiprocessor count from --sms (it sizes grids and splits).  Each
+variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
+results poisoned (NaN, or a sentinel for integers), and is compared with
+`fusec --emit=eval`.
 
-Every file runs in a worker process with a time limit, so a crash (an
-out-of-bounds access with --asan, a stack overflow) or a hang is reported
-against the file and the fn being run.  Prints one line per mismatch
-("MISMATCH ...") and a closing "N passed, N failed" (fns x trials); exits 1
-on any failure.  A trial whose reference is an error by the language
-(argmax of an empty axis) is skipped and counted.
+Tolerances as difftest.py: by the loosest of the result's dtype, the fn's
+float params' dtypes and any f16/bf16 the fn's body names (the interpreter
+rounds every node, a fused kernel keeps f32):
+    |got - want| <= tol * |want| + tol * scale
+scale = the largest finite |want| but at least 1e-2 (an exact 0 from
+cancellation is no failure); f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2.
+NaN must meet NaN, inf the same inf; integers and bools exactly.
+
+Every file runs in its own worker process with a time limit, so a crash
+(an out-of-bounds access under --asan, a fault) or a hang is reported
+against the file and the fn it was running.  A trial whose reference is an
+error by the language (argmax of an empty axis) is skipped and counted.
+Prints "MISMATCH ..." per problem and a closing "N passed, N failed"
+(fns x trials); exits 1 on any failure.  Runs are reproducible: dims and
+inputs derive from --seed and the file's name.
 """
 import argparse
 import concurrent.futures as cf
