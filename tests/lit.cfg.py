@@ -26,7 +26,9 @@ for var in ("HOME", "TMPDIR", "CUDA_PATH", "CUDA_HOME", "LD_LIBRARY_PATH", "FUSE
         config.environment[var] = os.environ[var]
 config.environment["NO_COLOR"] = "1"
 if getattr(config, "sanitize", "OFF") in ("ON", "1", "TRUE"):
-    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+    # allocator_may_return_null: a huge allocation must come back as NULL so that
+    # fusec reports it as an error, as it does without the sanitizer.
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:allocator_may_return_null=1"
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     config.available_features.add("sanitize")
 
