@@ -12,8 +12,9 @@ set -euo pipefail
 
 # flex/bison: the grammar; llvm-14-tools: lit and FileCheck; valgrind: the memcheck
 # pass of tools/test.sh; pkg-config: checks fusert.pc; ninja-build: the depfile
-# test runs with both CMake generators.
-PKGS=(flex bison llvm-14-tools cmake gcc make python3 valgrind pkg-config ninja-build)
+# test runs with both CMake generators; clang-14 + libclang-rt-14-dev: the libFuzzer
+# run (tests/fuzz/run.sh).
+PKGS=(flex bison llvm-14-tools cmake gcc make python3 valgrind pkg-config ninja-build clang-14 libclang-rt-14-dev)
 
 check_only=0
 [[ "${1:-}" == "--check" ]] && check_only=1

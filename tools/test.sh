@@ -7,8 +7,10 @@
 #   4. valgrind memcheck over fusec for every lit test and example input
 #      (tools/valgrind-lit.sh: the lit suites again, with %fusec run under
 #      valgrind; any memcheck error or definite/indirect leak fails)
+#   5. a 60-second libFuzzer run over the whole compiler (tests/fuzz/run.sh;
+#      needs clang with libFuzzer: Debian's libclang-rt-14-dev)
 # GPU tests (ctest label gpu, lit feature cuda-gpu) are not run here.
-# Environment: JOBS (default 2), SKIP_VALGRIND=1, SKIP_ASAN=1 for quick local runs.
+# Environment: JOBS (default 2), SKIP_VALGRIND=1, SKIP_ASAN=1, SKIP_FUZZ=1 for quick local runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/common.sh
@@ -38,6 +40,14 @@ fi
 if [[ -z "${SKIP_VALGRIND:-}" ]]; then
     step "valgrind memcheck over fusec (every lit test and example)"
     tools/valgrind-lit.sh build || status=1
+fi
+
+if [[ -z "${SKIP_FUZZ:-}" ]] && command -v clang >/dev/null; then
+    step "libFuzzer over the whole compiler, 60 s (tests/fuzz/run.sh)"
+    tests/fuzz/run.sh 60 2>&1 | grep -E "^(stat::|==[0-9]+==ERROR|SUMMARY|Done)|crash-|deadly signal" || true
+    if ls build-fuzz/crashes/crash-* build-fuzz/crashes/timeout-* build-fuzz/crashes/leak-* >/dev/null 2>&1; then
+        echo "libFuzzer found a failing input: build-fuzz/crashes/"; status=1
+    fi
 fi
 
 step "done in $((SECONDS - start)) s: $([[ $status == 0 ]] && echo PASS || echo FAIL)"
