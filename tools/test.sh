@@ -42,7 +42,7 @@ if [[ -z "${SKIP_VALGRIND:-}" ]]; then
     tools/valgrind-lit.sh build || status=1
 fi
 
-if [[ -z "${SKIP_FUZZ:-}" ]] && command -v clang >/dev/null; then
+if [[ -z "${SKIP_FUZZ:-}" ]] && { command -v clang || command -v clang-14; } >/dev/null; then
     step "libFuzzer over the whole compiler, 60 s (tests/fuzz/run.sh)"
     tests/fuzz/run.sh 60 2>&1 | grep -E "^(stat::|==[0-9]+==ERROR|SUMMARY|Done)|crash-|deadly signal" || true
     if ls build-fuzz/crashes/crash-* build-fuzz/crashes/timeout-* build-fuzz/crashes/leak-* >/dev/null 2>&1; then

@@ -8,7 +8,8 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 b="$root/build-fuzz"
-cmake -S "$root" -B "$b" -DCMAKE_C_COMPILER=clang -DFUSEC_FUZZ=ON -DFUSEC_BUILD_RUNTIME=OFF \
+cc=$(command -v clang || command -v clang-14)
+cmake -S "$root" -B "$b" -DCMAKE_C_COMPILER="$cc" -DFUSEC_FUZZ=ON -DFUSEC_BUILD_RUNTIME=OFF \
       -DFUSEC_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$b" --target fuzz_compile -j2 >/dev/null
 corpus="$b/corpus"
