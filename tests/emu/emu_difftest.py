@@ -16,8 +16,8 @@ the others trial 0 all ones, then odd sizes up to 1030; --sizes big up to
 8193 and 300k elements), random inputs, and per file an emulated
 multiprocessor count from --sms (it sizes grids and splits).  Each
 variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
-results poisoned (NaN, or a sentinel for integers), and is compared with
-`fusec --emit=eval`.
+results poisoned (NaN, or a finite sentinel, alternating by variant), and is
+compared with `fusec --emit=eval`; an input it wrote is a failure too.
 
 Tolerances as difftest.py: by the loosest of the result's dtype, the fn's
 float params' dtypes and any f16/bf16 the fn's body names (the interpreter
@@ -345,19 +345,24 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
     want = {p["name"]: np.load(os.path.join(outdir, p["name"] + ".npy")) for p in fn["results"]}
     dimv = [d[s] for s in fn["syms"]]
     problems = []
-    for label, lib in libs.items():
+    before = [t.tobytes() for t in tensors]
+    for vi, (label, lib) in enumerate(libs.items()):
+        # results poisoned, differently per variant, so that an element no
+        # kernel writes shows even where the reference is NaN or False
         outs = []
         for p in fn["results"]:
             shp = tuple(d[x] if isinstance(x, str) else x for x in p.get("shape", []))
             dt = np_dtype(np, p["dtype"])
-            if p["dtype"] in ("f32", "f64", "f16"):
-                o = np.full(shp, np.nan, dt)
+            if p["dtype"] in ("f32", "f64"):
+                o = np.full(shp, -7.7e29 if vi % 2 else np.nan, dt)
+            elif p["dtype"] == "f16":
+                o = np.full(shp, -12345.0 if vi % 2 else np.nan, dt)
             elif p["dtype"] == "bf16":
-                o = np.full(shp, 0x7fc1, np.uint16)
+                o = np.full(shp, 0xf11b if vi % 2 else 0x7fc1, np.uint16)
             elif p["dtype"] == "bool":
-                o = np.zeros(shp, np.bool_)
+                o = np.full(shp, vi % 2 == 1, np.bool_)
             else:
-                o = np.full(shp, -123456789, dt)
+                o = np.full(shp, -123456789 - vi, dt)
             outs.append(o)
         bufs = tensors + outs
         ptrs = (ctypes.c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
@@ -369,6 +374,9 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
         if st != 0:
             problems.append("%s: status %d: %s" % (label, st, lib.fusert_last_error().decode(errors="replace")))
             continue
+        for p, t, b in zip([q for q in fn["params"] if not q.get("scalar")], tensors, before):
+            if t.tobytes() != b:
+                problems.append("%s: input %s was written" % (label, p["name"]))
         for p, o in zip(fn["results"], outs):
             msg = compare(np, o, want[p["name"]], p["dtype"], loosest(fn, p["dtype"]))
             if msg:
