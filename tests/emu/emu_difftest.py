@@ -18,6 +18,7 @@ multiprocessor count from --sms (it sizes grids and splits).  Each
 variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
 results poisoned (NaN, or a finite sentinel, alternating by variant), and is
 compared with `fusec --emit=eval`; an input it wrote is a failure too.
+Odd trials misalign every buffer by one element (the scalar load paths).
 
 Tolerances as difftest.py: by the loosest of the result's dtype, the fn's
 float params' dtypes and any f16/bf16 the fn's body names (the interpreter
@@ -315,6 +316,18 @@ def worker(args):
     return 0
 
 
+def placed(np, a, shift):
+    """a copy of a whose data starts `shift` elements into a fresh buffer
+    (the end stays exact): odd trials misalign every buffer by one element,
+    so the stubs' scalar (non-vector) paths run too."""
+    if not shift:
+        return np.ascontiguousarray(a).copy()
+    base = np.empty(a.size + shift, a.dtype)
+    out = base[shift:].reshape(a.shape)
+    out[...] = a
+    return out
+
+
 def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
     name = fn["name"]
     work = os.path.join(args.workdir, "%s_%s_%d" % (tag, name, trial))
@@ -334,7 +347,7 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
         path = os.path.join(work, p["name"] + ".npy")
         np.save(path, a)
         files += ["--input", "%s=%s" % (p["name"], path)]
-        tensors.append(np.ascontiguousarray(a))
+        tensors.append(placed(np, a, trial % 2))
     outdir = os.path.join(work, "ref")
     r = subprocess.run([args.fusec, "--emit=eval", "--fn", name, *files, "--output-dir", outdir, src],
                        capture_output=True, text=True)
@@ -363,7 +376,7 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
                 o = np.full(shp, vi % 2 == 1, np.bool_)
             else:
                 o = np.full(shp, -123456789 - vi, dt)
-            outs.append(o)
+            outs.append(placed(np, o, trial % 2))
         bufs = tensors + outs
         ptrs = (ctypes.c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
         sc = (ctypes.c_double * max(1, len(scalars)))(*(scalars or [0.0]))
