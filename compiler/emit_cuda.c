@@ -352,8 +352,9 @@ static int map_eq(const IrNode *n, const int8_t *a, const int8_t *b)
 /* does the map touch a reduced dim? */
 static int map_has_red(const KCtx *c, const IrNode *n, const int8_t *map)
 {
+    /* a reduced dim of static size 1 has one element: nothing varies along it */
     for (int i = 0; i < n->shape.rank; i++)
-        if (map[i] >= 0 && ((c->red >> map[i]) & 1))
+        if (map[i] >= 0 && ((c->red >> map[i]) & 1) && c->k->space.dims[map[i]].size != 1)
             return 1;
     return 0;
 }
