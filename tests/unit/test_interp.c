@@ -11,17 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-
-#define CHECK(cond) check((cond), __LINE__, #cond)
-static void check(int ok, int line, const char *what)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        fprintf(stderr, "test_interp.c:%d: FAILED: %s\n", line, what);
-    }
-}
+#include "check.h"
 
 /* equal as values: NaN equals NaN, -0 differs from +0 only if sign matters */
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }

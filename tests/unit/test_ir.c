@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-
-#define CHECK(cond) check((cond), __LINE__, #cond)
-static void check(int ok, int line, const char *what)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        fprintf(stderr, "test_ir.c:%d: FAILED: %s\n", line, what);
-    }
-}
+#include "check.h"
 
 #define CHECK_VAL(got, want) check_val((got), (want), __LINE__, #got)
 static void check_val(double got, double want, int line, const char *what)

@@ -9,16 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures, checks;
-#define CHECK(cond) check((cond), __LINE__, #cond)
-static void check(int ok, int line, const char *what)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        fprintf(stderr, "test_npy.c:%d: FAILED: %s\n", line, what);
-    }
-}
+#include "check.h"
 
 static char dir[256];
 static char err[512];
