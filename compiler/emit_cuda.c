@@ -1403,8 +1403,9 @@ static void emit_group_sizes(KCtx *c)
     }
 }
 
-/* product of the sizes of the groups with gred == red (or all: red < 0) */
-static void groups_product(const KCtx *c, int red, Buf *b)
+/* product of the sizes gs<g> of the groups with gred == red (all: red < 0);
+ * `one` when there is none.  The names are the same in kernels and stubs. */
+static void product_of(const KCtx *c, int red, const char *one, Buf *b)
 {
     int any = 0;
     for (int g = 0; g < c->ng; g++)
@@ -1413,8 +1414,11 @@ static void groups_product(const KCtx *c, int red, Buf *b)
             any = 1;
         }
     if (!any)
-        buf_puts(b, "(I)1");
+        buf_puts(b, one);
 }
+
+/* in a kernel: index type I */
+static void groups_product(const KCtx *c, int red, Buf *b) { product_of(c, red, "(I)1", b); }
 
 /* Declare gi<g> for the groups with gred == red (all: red < 0) from the
  * flat index `flat` over them (outermost first). */
@@ -2521,18 +2525,8 @@ static void host_group_sizes(KCtx *c, Buf *b)
     }
 }
 
-/* host: product of the groups with gred == red (all: red < 0) */
-static void host_product(const KCtx *c, int red, Buf *b)
-{
-    int any = 0;
-    for (int g = 0; g < c->ng; g++)
-        if (red < 0 || c->gred[g] == red) {
-            buf_printf(b, "%sgs%d", any ? " * " : "", g);
-            any = 1;
-        }
-    if (!any)
-        buf_puts(b, "(int64_t)1");
-}
+/* host: the same product in int64_t */
+static void host_product(const KCtx *c, int red, Buf *b) { product_of(c, red, "(int64_t)1", b); }
 
 /* host: one FUSEC_LAUNCH of a 1-D grid */
 static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
