@@ -48,6 +48,18 @@ else
     echo "install-deps: all packages present"
 fi
 
+# numpy, for the python3 on PATH (the one CMake and lit use): the CPU-emulator
+# suite (tests/emu) and the interpreter tests that read .npy files with it.
+# From PyPI, since Debian's python3-numpy serves only /usr/bin/python3.
+if ! python3 -c "import numpy" >/dev/null 2>&1; then
+    if ((check_only)); then
+        echo "install-deps: missing: numpy for $(command -v python3)" >&2
+        exit 1
+    fi
+    echo "install-deps: installing numpy for $(command -v python3)"
+    python3 -m pip install -q --disable-pip-version-check numpy
+fi
+
 # The CUDA toolkit: detect only.
 nvcc_path=$(command -v nvcc 2>/dev/null || true)
 if [[ -z "$nvcc_path" && -x /usr/local/cuda/bin/nvcc ]]; then
