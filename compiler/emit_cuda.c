@@ -495,6 +495,28 @@ static void acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b
 /* ------------------------------------------------------------------ */
 /* Expressions.                                                        */
 
+/* A float constant as a CUDA literal: f64 with 17 significant digits, f32
+ * with 9 and an f suffix; inf and NaN by name (NVRTC has no math.h). */
+static void float_literal(Buf *b, double v, int dbl)
+{
+    double big = dbl ? 1.7976931348623157e308 : 3.4028234663852886e38;
+    if (v != v)
+        buf_puts(b, dbl ? "FZ_DNAN" : "FZ_NAN");
+    else if (v > big)
+        buf_puts(b, dbl ? "FZ_DINF" : "FZ_INF");
+    else if (v < -big)
+        buf_puts(b, dbl ? "(-FZ_DINF)" : "(-FZ_INF)");
+    else {
+        char t[64];
+        snprintf(t, sizeof t, dbl ? "%.17g" : "%.9g", v);
+        buf_puts(b, t);
+        if (!strpbrk(t, ".en"))
+            buf_puts(b, ".0");
+        if (!dbl)
+            buf_putc(b, 'f');
+    }
+}
+
 /* A constant as a literal of its dtype; inf and NaN by bit pattern, since
  * NVRTC has no math.h macros. */
 static void fmt_const(const IrNode *n, Buf *b)
@@ -515,37 +537,11 @@ static void fmt_const(const IrNode *n, Buf *b)
             buf_printf(b, "%lldLL", (long long)n->ival);
         return;
     case DT_F64:
-        if (v != v)
-            buf_puts(b, "FZ_DNAN");
-        else if (v > 1.7976931348623157e308)
-            buf_puts(b, "FZ_DINF");
-        else if (v < -1.7976931348623157e308)
-            buf_puts(b, "(-FZ_DINF)");
-        else {
-            char t[64];
-            snprintf(t, sizeof t, "%.17g", v);
-            buf_puts(b, t);
-            if (!strpbrk(t, ".en"))
-                buf_puts(b, ".0");
-        }
+        float_literal(b, v, 1);
         return;
-    default: {
-        if (v != v)
-            buf_puts(b, "FZ_NAN");
-        else if (v > 3.4028234663852886e38)
-            buf_puts(b, "FZ_INF");
-        else if (v < -3.4028234663852886e38)
-            buf_puts(b, "(-FZ_INF)");
-        else {
-            char t[64];
-            snprintf(t, sizeof t, "%.9g", v);
-            buf_puts(b, t);
-            if (!strpbrk(t, ".en"))
-                buf_puts(b, ".0");
-            buf_putc(b, 'f');
-        }
+    default:
+        float_literal(b, v, 0);
         return;
-    }
     }
 }
 
