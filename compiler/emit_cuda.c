@@ -1765,6 +1765,19 @@ static int out_is_elem(KCtx *c, int i)
 /* ------------------------------------------------------------------ */
 /* Row kernels (KK_ROW, and reductions over rows / any axes).          */
 
+/* After the combine: the reduction's final value (R::fin over `count`
+ * elements of accumulator a<id><sub>) as a named value that later
+ * expressions and stores of this scope use. */
+static void finish_reduction(KCtx *c, const IrNode *r, const char *sub, const char *count)
+{
+    Inst *in = new_inst(c, r, (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
+    line(c, "const %s %s = (%s)R%d::fin(a%d%s, (long long)%s);", ctype(r->dtype), in->name,
+         ctype(r->dtype), r->id, r->id, sub, count);
+    int vi = value_index(c, r);
+    if (vi >= 0)
+        c->reduced_val[vi] = in->name;
+}
+
 /* one pass over the row's elements; `what` emits the per-element work */
 typedef void (*ElemFn)(KCtx *c, void *ctx);
 
@@ -1963,12 +1976,7 @@ static void emit_row_body(KCtx *c, int cached)
             int id = reds[i]->id;
             line(c, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
                     " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
-            Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
-            line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)R);", ctype(reds[i]->dtype), in->name,
-                 ctype(reds[i]->dtype), id, id);
-            int vi = value_index(c, reds[i]);
-            if (vi >= 0)
-                c->reduced_val[vi] = in->name;
+            finish_reduction(c, reds[i], "", "R");
         }
     }
     /* the outputs: per element (a last pass) and per row (lane 0) */
@@ -2135,13 +2143,7 @@ static void emit_scalar_body(KCtx *c)
     line(c, "if (threadIdx.x == 0) {");
     open_scope(c);
     for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
-        line(c, "const %s %s = (%s)R%d::fin(a%d, (long long)n);", ctype(reds[i]->dtype), in->name,
-             ctype(reds[i]->dtype), id, id);
-        int vi = value_index(c, reds[i]);
-        if (vi >= 0)
-            c->reduced_val[vi] = in->name;
+        finish_reduction(c, reds[i], "", "n");
     }
     for (int i = 0; i < k->noutputs; i++)
         if (!out_is_elem(c, i))
@@ -2391,13 +2393,7 @@ static void emit_cols_body(KCtx *c)
     open_scope(c);
     decompose_list(c, "(civ + j)", ig, ni);
     for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        Inst *in = new_inst(c, reds[i], (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
-        line(c, "const %s %s = (%s)R%d::fin(a%d[j], (long long)R);", ctype(reds[i]->dtype), in->name,
-             ctype(reds[i]->dtype), id, id);
-        int vi = value_index(c, reds[i]);
-        if (vi >= 0)
-            c->reduced_val[vi] = in->name;
+        finish_reduction(c, reds[i], "[j]", "R");
     }
     for (int i = 0; i < k->noutputs; i++)
         if (!out_is_elem(c, i))
