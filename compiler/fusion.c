@@ -1285,6 +1285,17 @@ static int loc_line(Loc l)
     return line;
 }
 
+/* `{"name": N, "dtype": D, "shape": [...]` of a param or result (the caller
+ * adds its own fields and the closing brace). */
+static void json_typed_name(FILE *out, const IrFunc *f, const char *name, DType dt,
+                            const IrShape *shape)
+{
+    fputs("{\"name\": ", out);
+    json_str(out, name);
+    fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(dt));
+    json_shape(out, f, shape);
+}
+
 void fuse_print_json(FILE *out, Plan **plans, int nplans)
 {
     fputs("{\"functions\": [", out);
@@ -1297,10 +1308,7 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
         fputs(",\n   \"params\": [", out);
         for (int i = 0; i < f->nparams; i++) {
             fputs(i ? ", " : "", out);
-            fputs("{\"name\": ", out);
-            json_str(out, f->params[i].name);
-            fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(f->params[i].dtype));
-            json_shape(out, f, &f->params[i].shape);
+            json_typed_name(out, f, f->params[i].name, f->params[i].dtype, &f->params[i].shape);
             fprintf(out, ", \"scalar\": %s", f->params[i].is_tensor ? "false" : "true");
             if (f->params[i].has_default)
                 json_number(out, ", \"default\": ", f->params[i].deflt);
@@ -1309,10 +1317,7 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
         fputs("],\n   \"results\": [", out);
         for (int i = 0; i < f->nresults; i++) {
             fputs(i ? ", " : "", out);
-            fputs("{\"name\": ", out);
-            json_str(out, f->results[i].name);
-            fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(f->results[i].dtype));
-            json_shape(out, f, &f->results[i].shape);
+            json_typed_name(out, f, f->results[i].name, f->results[i].dtype, &f->results[i].shape);
             fputc('}', out);
         }
         fputs("],\n   \"syms\": [", out);
