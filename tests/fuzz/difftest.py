@@ -23,11 +23,13 @@ import argparse
 import concurrent.futures as cf
 import ctypes
 import json
+import multiprocessing as mp
 import os
 import random
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 import torch
@@ -187,6 +189,31 @@ def run_fn(args, rt, libs, src, fn, rng, workdir):
     return problems
 
 
+def run_file(args, s, sos, nvariants, work):
+    """Every fn of one generated file against the interpreter, in its own
+    process.  Returns (passed, failed, lines to print)."""
+    rt = ctypes.CDLL(os.path.join(args.runtime_lib, "libfusert.so"))
+    rt.fusert_last_error.restype = ctypes.c_char_p
+    plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", s], stderr=subprocess.DEVNULL))
+    libs = {v: Lib(so) for v, so in sos.items()}
+    rng = random.Random(zlib.crc32(os.path.basename(s).encode()) ^ args.seed)
+    npass = nfail = 0
+    lines = []
+    for fn in plan["functions"]:
+        try:
+            problems = run_fn(args, rt, libs, s, fn, rng, work)
+        except Exception as e:  # a crash of the harness is a failure too
+            problems = ["%s: harness error %r" % (fn["name"], e)]
+        if len(libs) < nvariants:
+            problems.append("%s: %d of %d variants did not build" % (fn["name"], nvariants - len(libs), nvariants))
+        if problems:
+            nfail += 1
+            lines += ["MISMATCH " + p for p in problems[:4]]
+        else:
+            npass += 1
+    return npass, nfail, lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fusec", required=True)
@@ -195,6 +222,7 @@ def main():
     ap.add_argument("--files", type=int, default=10)
     ap.add_argument("--fns", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--run-jobs", type=int, default=8, help="files run at once on the GPU")
     ap.add_argument("--workdir")
     args = ap.parse_args()
     work = args.workdir or tempfile.mkdtemp(prefix="difftest-")
@@ -210,27 +238,22 @@ def main():
                 sos[k] = f.result()
             except subprocess.CalledProcessError as e:
                 print("FAIL build %s %s: %s" % (k[0], k[1], e))
-    rt = ctypes.CDLL(os.path.join(args.runtime_lib, "libfusert.so"))
-    rt.fusert_last_error.restype = ctypes.c_char_p
     npass = nfail = 0
-    for s in srcs:
-        plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", s], stderr=subprocess.DEVNULL))
-        libs = {v: Lib(sos[(s, v)]) for v in variants if (s, v) in sos}
-        rng = random.Random(hash(os.path.basename(s)) ^ args.seed)
-        for fn in plan["functions"]:
+    # the runs: one process per file (spawned, so no CUDA state is forked)
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(max(1, min(args.run_jobs, len(srcs))), mp_context=ctx) as ex:
+        futs = [ex.submit(run_file, args, s, {v: sos[(s, v)] for v in variants if (s, v) in sos},
+                          len(variants), work) for s in srcs]
+        for s, fut in zip(srcs, futs):
             try:
-                problems = run_fn(args, rt, libs, s, fn, rng, work)
-            except Exception as e:  # a crash of the harness is a failure too
-                problems = ["%s: harness error %r" % (fn["name"], e)]
-            if len(libs) < len(variants):
-                problems.append("%s: %d of %d variants did not build" % (fn["name"], len(variants) - len(libs), len(variants)))
-            if problems:
-                nfail += 1
-                for p in problems[:4]:
-                    print("MISMATCH " + p, flush=True)
-            else:
-                npass += 1
-        print("progress: %s: %d passed, %d failed so far" % (os.path.basename(s), npass, nfail), flush=True)
+                p_, f_, lines = fut.result()
+            except Exception as e:  # a crashed worker fails its whole file
+                p_, f_, lines = 0, 1, ["MISMATCH %s: worker error %r" % (os.path.basename(s), e)]
+            npass += p_
+            nfail += f_
+            for line in lines:
+                print(line, flush=True)
+            print("progress: %s: %d passed, %d failed so far" % (os.path.basename(s), npass, nfail), flush=True)
     print("programs: %d fns in %d files, variants: %s" % (npass + nfail, len(srcs), ", ".join(variants)))
     print("%d passed, %d failed" % (npass, nfail))
     return 1 if nfail else 0

@@ -1,8 +1,9 @@
 /* small_bias_relu: host wall time per call of a latency-bound fused kernel,
  * called from C through the generated host function, back to back, and
  * replayed through the runtime's graph-capture helper (BENCHMARKS.md).
- * Built by tools/bench/run_small.sh against `fusec -D N=64 -D M=1024`
- * output of examples/bias_relu.fuse. */
+ * Built by the `bench` step of tools/gpu/session.sh against
+ * `fusec -D N=64 -D M=1024` output of examples/bias_relu.fuse, for both
+ * targets.  Prints the median and the best of 5 rounds of 1000 calls. */
 #include "bias_relu.h"
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -16,8 +17,16 @@ static double now_us(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+#define CUDA_CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
 #define CHECK(x) do { fusert_status s_ = (x); if (s_ != FUSERT_SUCCESS) { \
     fprintf(stderr, "%s failed: %s\n", #x, fusert_last_error()); return 1; } } while (0)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 int main(void)
 {
@@ -29,18 +38,18 @@ int main(void)
     for (int j = 0; j < M; j++)
         hb[j] = (float)((j * 13 % 17) - 8) / 8.0f;
     float *x, *b, *y;
-    cudaMalloc((void **)&x, sizeof(float) * N * M);
-    cudaMalloc((void **)&b, sizeof(float) * M);
-    cudaMalloc((void **)&y, sizeof(float) * N * M);
-    cudaMemcpy(x, hx, sizeof(float) * N * M, cudaMemcpyHostToDevice);
-    cudaMemcpy(b, hb, sizeof(float) * M, cudaMemcpyHostToDevice);
+    CUDA_CHECK(cudaMalloc((void **)&x, sizeof(float) * N * M));
+    CUDA_CHECK(cudaMalloc((void **)&b, sizeof(float) * M));
+    CUDA_CHECK(cudaMalloc((void **)&y, sizeof(float) * N * M));
+    CUDA_CHECK(cudaMemcpy(x, hx, sizeof(float) * N * M, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b, hb, sizeof(float) * M, cudaMemcpyHostToDevice));
     cudaStream_t stream;
-    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
     /* correctness first */
     CHECK(bias_relu(x, b, y, stream));
-    cudaStreamSynchronize(stream);
-    cudaMemcpy(hy, y, sizeof(float) * N * M, cudaMemcpyDeviceToHost);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(hy, y, sizeof(float) * N * M, cudaMemcpyDeviceToHost));
     for (int i = 0; i < N * M; i++) {
         float want = hx[i] + hb[i % M];
         want = want > 0 ? want : 0;
@@ -50,7 +59,7 @@ int main(void)
         }
     }
 
-    double best_direct = 1e30, best_graph = 1e30;
+    double direct[5], graph[5];
     for (int rep = 0; rep < 5; rep++) {
         for (int i = 0; i < 50; i++)
             CHECK(bias_relu(x, b, y, stream));
@@ -59,9 +68,7 @@ int main(void)
         for (int i = 0; i < CALLS; i++)
             CHECK(bias_relu(x, b, y, stream));
         cudaStreamSynchronize(stream);
-        double per = (now_us() - t0) / CALLS;
-        if (per < best_direct)
-            best_direct = per;
+        direct[rep] = (now_us() - t0) / CALLS;
     }
 
     fusert_graph *g;
@@ -76,12 +83,14 @@ int main(void)
         for (int i = 0; i < CALLS; i++)
             CHECK(fusert_graph_launch(g, stream));
         cudaStreamSynchronize(stream);
-        double per = (now_us() - t0) / CALLS;
-        if (per < best_graph)
-            best_graph = per;
+        graph[rep] = (now_us() - t0) / CALLS;
     }
     fusert_graph_destroy(g);
-    printf("small_bias_relu [64, 1024]: %.2f us per call (direct, best of 5 x %d), "
-           "%.2f us per call (graph replay)\n", best_direct, CALLS, best_graph);
+    CUDA_CHECK(cudaGetLastError());
+    qsort(direct, 5, sizeof(double), cmp_double);
+    qsort(graph, 5, sizeof(double), cmp_double);
+    printf("small_bias_relu [64, 1024]: host wall per call, 5 rounds of %d calls: "
+           "direct median %.2f us (best %.2f), graph replay median %.2f us (best %.2f)\n",
+           CALLS, direct[2], direct[0], graph[2], graph[0]);
     return 0;
 }

@@ -1,23 +1,98 @@
 #!/usr/bin/env bash
-# tools/gpu/session.sh [BUILD_DIR] -- everything that needs the GPU, in one
-# call of the lent H200 (about 5 minutes): the benchmark suite in every
-# dtype, the GPU lit tests (tests/gpu) and a differential test of 240
-# random programs.  Results go to $OUT (the device tool's folder), or
-# ./gpu-out when OUT is unset.
+# tools/gpu/session.sh BUILD_DIR [STEP...] -- the work that needs the GPU, in
+# as few calls of the lent H200 as possible.  Results go to $OUT (the device
+# tool's folder, at most 8 files come back), or ./gpu-out when OUT is unset.
+#
+# Steps (default: tests difftest programs):
+#   tests     tests/gpu through lit (tools/gpu/run.sh)
+#   difftest  1000 random programs (50 files x 20 fns), interpreter vs the
+#             fused cuda, nvrtc and --no-fusion builds (tests/fuzz/difftest.py)
+#   programs  fuse-run over every example and lit program, both targets, at
+#             the edge shapes (tools/gpu/lit_programs.py)
+#   sanitize  tests/gpu under compute-sanitizer: memcheck over all of it,
+#             racecheck, initcheck and synccheck over the reduction and row tests
+#   bench     the benchmark suite in f32, bf16 and f16 (tools/bench/bench.py),
+#             and small_bias_relu timed from C (tools/bench/small_bias_relu.c)
+#   scale     the suite's scaling (2^20, 2^24, 2^28) and launch sweep
+#
 #   build here:  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release &&
-#                cmake --build build-dev -j2 --target fusec fusert nvrtc-check
+#                cmake --build build-dev -j2 --target fusec fusert fusert_static nvrtc-check
 #   then run it there with build-dev (and .gpu, see tools/gpu/run.sh) carried.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 B=${1:-build-dev}
+shift
+steps=${*:-tests difftest programs}
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
+export FUSERT_CACHE_DIR=/tmp/fusec-session-cache
+t00=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t00 )) s] $*"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
-timeout 230 python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" --reps 30 \
-    --dtypes f32,bf16,f16 --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
-echo "bench rc=$?"; cat "$OUT/bench.md"
-timeout 130 tools/gpu/run.sh "$B" -v -j 14 > "$OUT/gpu-tests.log" 2>&1
-echo "gpu tests rc=$?"; grep -E "^(PASS|FAIL|UNRES)|Passed|Failed" "$OUT/gpu-tests.log"
-timeout 150 python3 tests/fuzz/difftest.py --fusec "$B/fusec" --runtime-lib "$B/runtime" \
-    --seed 11 --files 12 --fns 20 --jobs 14 > "$OUT/difftest.log" 2>&1
-echo "difftest rc=$?"; grep -E "progress|passed|MISMATCH|FAIL" "$OUT/difftest.log" | tail -15
+git log -1 --format='commit %h %s' >> "$OUT/gpu.txt" 2>/dev/null
+for step in $steps; do
+  case $step in
+  tests)
+    stamp "tests/gpu"
+    timeout ${T_TESTS:-200} tools/gpu/run.sh "$B" -v -j 14 > "$OUT/gpu-tests.log" 2>&1
+    echo "gpu tests rc=$?"; grep -E "^(PASS|FAIL|UNRES|UNSUP|XFAIL|XPASS)|Passed|Failed|Unsupported" "$OUT/gpu-tests.log"
+    ;;
+  difftest)
+    stamp "difftest"
+    timeout ${T_DIFF:-260} python3 tests/fuzz/difftest.py --fusec "$B/fusec" --runtime-lib "$B/runtime" \
+        --seed ${DIFF_SEED:-2026} --files ${DIFF_FILES:-50} --fns 20 --jobs 15 --run-jobs 10 \
+        > "$OUT/difftest.log" 2>&1
+    echo "difftest rc=$?"; grep -E "MISMATCH|FAIL" "$OUT/difftest.log" | head -40; tail -2 "$OUT/difftest.log"
+    ;;
+  programs)
+    stamp "lit programs"
+    timeout ${T_PROG:-240} python3 tools/gpu/lit_programs.py "$B" --jobs 15 --log "$OUT/programs-detail.log" \
+        > "$OUT/programs.log" 2>&1
+    echo "programs rc=$?"; grep -vE "^ok  " "$OUT/programs.log" | head -60
+    ;;
+  sanitize)
+    stamp "compute-sanitizer"
+    {
+      for tool in memcheck racecheck initcheck synccheck; do
+        filter=""
+        [ $tool != memcheck ] && filter="--filter=sum_abs|colsum|softmax|layernorm|rmsnorm|logsumexp|l2norm|determinism|regressions|runtime-launch"
+        echo "== $tool"
+        FUSEC_GPU_SANITIZER=$tool timeout ${T_SAN:-150} tools/gpu/run.sh "$B" -v -j 14 $filter 2>&1
+        echo "== $tool rc=$?"
+      done
+    } > "$OUT/sanitizer.log" 2>&1
+    grep -E "^== |^(PASS|FAIL|UNRES)|ERROR SUMMARY: [1-9]|Passed|Failed" "$OUT/sanitizer.log"
+    ;;
+  bench)
+    stamp "bench"
+    timeout ${T_BENCH:-260} python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" \
+        --reps 30 --dtypes f32,bf16,f16 --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
+    echo "bench rc=$?"; cat "$OUT/bench.md"; grep -i "fail\|error" "$OUT/bench.err" | head
+    stamp "small_bias_relu from C"
+    d=$(mktemp -d)
+    rt=$(cd "$B/runtime" && pwd); cu=$(dirname "$(dirname "$(command -v nvcc)")")
+    for tg in cuda nvrtc; do
+      ext=cu; [ $tg = nvrtc ] && ext=c
+      mkdir -p "$d/$tg"
+      "$B/fusec" --target=$tg -D N=64 -D M=1024 examples/bias_relu.fuse -o "$d/$tg/bias_relu.$ext" &&
+      gcc -O2 -c -I"$d/$tg" -Iruntime -I"$cu/include" tools/bench/small_bias_relu.c -o "$d/$tg/main.o" &&
+      if [ $tg = cuda ]; then
+        nvcc -O2 -Iruntime "$d/$tg/bias_relu.cu" "$d/$tg/main.o" -o "$d/small_$tg" -L"$rt" -lfusert -Xlinker -rpath="$rt"
+      else
+        gcc -O2 -std=c11 -c -I"$d/$tg" -Iruntime "$d/$tg/bias_relu.c" -o "$d/$tg/k.o" &&
+        gcc "$d/$tg/main.o" "$d/$tg/k.o" -o "$d/small_$tg" -L"$rt" -lfusert -Wl,-rpath,"$rt" -L"$cu/lib64" -lcudart -lm
+      fi &&
+      echo "small_bias_relu, $tg target:" && "$d/small_$tg"
+    done 2>&1 | tee "$OUT/small.log"
+    ;;
+  scale)
+    stamp "bench --scale --sweep"
+    timeout ${T_SCALE:-300} python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" \
+        --reps 20 --cases bias_relu --dtypes f32 --scale --sweep --json "$OUT/scale.json" \
+        > "$OUT/scale.md" 2> "$OUT/scale.err"
+    echo "scale rc=$?"; cat "$OUT/scale.md"
+    ;;
+  *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+stamp "done"
