@@ -1,8 +1,13 @@
 /* interp.c -- the float64 reference interpreter: the oracle of every GPU test.
  *
  * Design: nodes are evaluated one at a time in IrFunc.nodes order (a
- * topological order), each into a whole host tensor of doubles that is
- * rounded to the node's dtype as it is written.  Nothing is clever on
+ * topological order), each into a whole host tensor of doubles.  As
+ * LANGUAGE.md defines a fn's result ("evaluating the graph op by op in
+ * float64 and rounding to the result dtype"), a float value is rounded only
+ * where the program says so: at an explicit cast, at a constant (the IR
+ * gives literals their dtype) and at the fn's results.  Float intermediates
+ * stay float64 whatever their dtype, as fused kernels keep them in f32
+ * registers; integer and bool values are always exact in their dtype.  Nothing is clever on
  * purpose: an odometer walks the output of an elementwise node and carries
  * one offset per operand (stride 0 on broadcast dims, from IrUse.bcast); a
  * reduction walks its operand once in row-major order and scatters into
@@ -435,6 +440,8 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
     }
     int64_t idx[IR_MAX_RANK] = {0};
     double a[3] = {0, 0, 0};
+    /* float intermediates are not rounded (see the top of the file) */
+    const int round_all = !dtype_is_float(dt) || op == OP_CAST || op == OP_CONST;
     for (int64_t i = 0; i < out->numel; i++) {
         if (flat)
             for (int k = 0; k < n->nin; k++)
@@ -457,7 +464,7 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
             tensor_free(out);
             return fail(r, "integer %s by zero%s", op == OP_DIV ? "division" : "remainder", loc);
         }
-        out->data[i] = round_to_dtype(v, dt);
+        out->data[i] = round_all ? round_to_dtype(v, dt) : v;
         for (int d = flat ? -1 : R - 1; d >= 0; d--) {
             for (int k = 0; k < n->nin; k++)
                 off[k] += str[k][d];
@@ -637,7 +644,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         case OP_ARGMAX: case OP_ARGMIN: v = (double)A->arg; break;
         default: v = A->v; break;
         }
-        out->data[o] = round_to_dtype(v, dt);
+        out->data[o] = dtype_is_float(dt) ? v : round_to_dtype(v, dt);
     }
     free(acc);
     return 1;
@@ -790,6 +797,8 @@ int interp_run_at(const IrFunc *f, const Tensor *inputs, Tensor *outputs, char *
             memcpy(o->data, v->t.data, sizeof(double) * (size_t)v->t.numel);
         }
         o->dtype = res->dtype;
+        for (int64_t e = 0; e < o->numel; e++) /* the only rounding of a float value */
+            o->data[e] = round_to_dtype(o->data[e], res->dtype);
         if (--v->left == 0)
             release(v);
     }

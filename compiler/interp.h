@@ -1,8 +1,9 @@
 /* interp.h -- the float64 reference interpreter: the oracle of every GPU test.
  *
- * Every node is evaluated in float64 and rounded to its dtype (f16 and bf16
- * round-to-nearest-even, f32 by a float conversion, integers by C
- * conversion with wrap-around, bool to 0/1), so its results are what
+ * Every node is evaluated in float64.  Integer and bool values are exact in
+ * their dtype (C conversion with wrap-around, 0/1); a float value is rounded
+ * only at an explicit cast, a constant and the fn's results (f16 and bf16
+ * round-to-nearest-even, f32 by a float conversion), so its results are what
  * "evaluate op by op in float64 and round to the result dtype" means. */
 #ifndef FUSEC_INTERP_H
 #define FUSEC_INTERP_H

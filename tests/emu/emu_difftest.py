@@ -21,8 +21,8 @@ compared with `fusec --emit=eval`; an input it wrote is a failure too.
 Odd trials misalign every buffer by one element (the scalar load paths).
 
 Tolerances as difftest.py: by the loosest of the result's dtype, the fn's
-float params' dtypes and any f16/bf16 the fn's body names (the interpreter
-rounds every node, a fused kernel keeps f32):
+float params' dtypes and any f16/bf16 the fn's body names (a materialised
+f16/bf16 intermediate is stored, so rounded, in its dtype):
     |got - want| <= tol * |want| + tol * scale
 scale = the largest finite |want| but at least 1e-2 (an exact 0 from
 cancellation is no failure); f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2.

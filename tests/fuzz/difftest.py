@@ -14,9 +14,9 @@ loosest of the result's dtype and the fn's float params' dtypes, on |got - want|
 finite |want| of that result):
     f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2  (rtol = atol)
 They are looser than fuse-run's because a random fn chains up to a dozen
-ops, and the interpreter rounds every node to its dtype while a fused kernel
-keeps f32 between ops (LANGUAGE.md: f16/bf16 "stored as such and computed in
-f32").  NaN must meet NaN and inf the same inf.
+ops, and while a fused kernel keeps f32 between ops like the interpreter's
+float64, the --no-fusion build stores every f16/bf16 intermediate in its dtype
+(LANGUAGE.md: f16/bf16 "stored as such and computed in f32").  NaN must meet NaN and inf the same inf.
 Prints one line per mismatch and a closing "N passed, N failed" line.
 """
 import argparse

@@ -86,8 +86,8 @@ class Fn:
     def exact(self, v):
         """Is v an input of f32/f64?  Only there may a discontinuous op
         (floor, round, sign, a comparison) apply: anywhere else, a last-place
-        difference between the fused f32 kernel and the interpreter's
-        per-node rounding can flip its result and raise a false alarm."""
+        difference between the f32 kernel and the interpreter's float64 can
+        flip its result and raise a false alarm."""
         return v[0].startswith("x") and v[1] in ("f32", "f64")
 
     def bounded(self, v):

@@ -507,7 +507,7 @@ static void test_cast(void)
     CHECK_VAL(e.data[0], 3.140625);
     tensor_free(&e);
 
-    /* f16 arithmetic rounds every node: 1 + 2^-11 in f16 is 1 */
+    /* an f16 result is rounded to f16: 1 + 2^-11 in f16 is 1 */
     IrFunc *f = fn();
     IrNode *x = param(f, "x", DT_F16, SH(1, D(2)));
     result(f, node(f, OP_ADD, DT_F16, x->shape, x, cnst(f, DT_F16, ldexp(1, -11)), NULL), "y");
