@@ -37,4 +37,9 @@ typedef struct SemaOptions {
  * if any error was reported. */
 IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt);
 
+/* cnames.c: why NAME cannot be a C function of the generated header (a C or
+ * C++ keyword, a C library or CUDA function, a reserved prefix), or NULL. */
+const char *c_name_clash(const char *name);
+int c_name_table_sorted(void); /* for the unit test */
+
 #endif

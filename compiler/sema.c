@@ -284,6 +284,14 @@ static void register_fns(Sema *S, AstFile *file, int is_main)
             }
         if (dup)
             continue;
+        const char *clash = is_main ? c_name_clash(fn->name) : NULL;
+        if (clash) {
+            /* the main file's fns become C functions of the generated header */
+            diag_error(fn->name_loc, "fn '%s' cannot become a C function: '%s' is %s", fn->name,
+                       fn->name, clash);
+            diag_note(LOC_NONE, "rename it; each fn of the main file is exported to C under its own name");
+            continue;
+        }
         FnInfo fi = {fn, is_main, 0, 0, 0};
         ARENA_PUSH(S->a, S->fns, S->nfns, S->capfns, fi);
     }

@@ -5,6 +5,7 @@
  * the printed form of a small function. */
 #define _POSIX_C_SOURCE 200809L
 #include "ir.h"
+#include "frontend.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,9 +188,24 @@ static void test_cse_dce(Arena *a)
     free(buf);
 }
 
+/* the table of names a fn cannot export to C is searched by bsearch */
+static void test_c_names(void)
+{
+    CHECK(c_name_table_sorted());
+    CHECK(c_name_clash("double") != NULL);
+    CHECK(c_name_clash("norm") != NULL);
+    CHECK(c_name_clash("ynf") != NULL);
+    CHECK(c_name_clash("abort") != NULL);
+    CHECK(c_name_clash("cuLaunch") != NULL);
+    CHECK(c_name_clash("softmax") == NULL);
+    CHECK(c_name_clash("cute") == NULL);
+    CHECK(c_name_clash("_x") == NULL);
+}
+
 int main(void)
 {
     Arena a = {0};
+    test_c_names();
     test_rounding();
     test_folding(&a);
     test_cse_dce(&a);
