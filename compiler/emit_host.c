@@ -902,6 +902,54 @@ static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
     emit_close(e, "}");
 }
 
+/* argmax/argmin over an empty axis has no answer (LANGUAGE.md; NumPy
+ * raises too, and the interpreter reports it): the entry refuses such dims
+ * with a status instead of writing an index that means nothing. */
+static void emit_empty_arg_checks(Emitter *e, Arena *a, const FnInfo *fi)
+{
+    const IrFunc *f = fi->fn;
+    for (int i = 0; i < f->nnodes; i++) {
+        const IrNode *n = f->nodes[i];
+        if ((n->op != OP_ARGMAX && n->op != OP_ARGMIN) || n->nin < 1)
+            continue;
+        const IrShape *in = &n->in[0].node->shape;
+        Buf cond = {0}, what = {0};
+        int never = 0, stat = 0;
+        for (int d = 0; d < in->rank; d++) {
+            if (!(n->axes & (1u << d)))
+                continue;
+            if (in->dims[d].size > 0)
+                never = 1; /* a static, non-empty reduced dim */
+            else if (in->dims[d].size == 0)
+                stat = 1;
+            else {
+                buf_printf(&cond, "%sdims[%d] == 0", cond.len ? " || " : "", in->dims[d].sym);
+                buf_printf(&what, "%s%s = 0", what.len ? ", " : "", f->syms[in->dims[d].sym]);
+            }
+        }
+        const char *out = nonempty_cond(a, &n->shape);
+        if (!never && (stat || cond.len) && !(out && strcmp(out, "0") == 0)) {
+            int line = 0, col;
+            const char *path = "";
+            if (n->loc.file >= 0) {
+                diag_line_col(n->loc.file, n->loc.begin, &line, &col);
+                path = diag_file_path(n->loc.file) ? base_name(diag_file_path(n->loc.file)) : "";
+            }
+            if (stat)
+                emit_line(e, "if (%s)", out ? out : "1");
+            else if (out)
+                emit_line(e, "if ((%s) && %s)", cond.data, out);
+            else
+                emit_line(e, "if (%s)", cond.data);
+            emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: %s over an empty axis "
+                         "(%s) has no answer (%s:%d)\");", f->name, op_info[n->op].src,
+                      stat ? "a static size 0" : what.data, path, line);
+        }
+        buf_free(&cond);
+        buf_free(&what);
+    }
+}
+
 /* NAME_check: argument errors in the caller's words, before any CUDA call,
  * so they need no device.  A NULL pointer is accepted for a tensor with
  * no elements (cudaMalloc(0) may give NULL); static dims need no check in
@@ -945,6 +993,7 @@ static void emit_check(Emitter *e, Arena *a, const FnInfo *fi)
         emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s: %s is NULL\");", f->name,
                   name);
     }
+    emit_empty_arg_checks(e, a, fi);
     emit_line(e, "return FUSERT_SUCCESS;");
     emit_close(e, "}");
 }
