@@ -17,6 +17,7 @@
 #
 #   build here:  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release &&
 #                cmake --build build-dev -j2 --target fusec fusert fusert_static nvrtc-check
+#   (fusert_static: tests/gpu/c-drivers.test installs the build for its cmake flavour)
 #   then run it there with build-dev (and .gpu, see tools/gpu/run.sh) carried.
 set -o pipefail
 export PYTHONUNBUFFERED=1
