@@ -83,6 +83,7 @@ typedef struct KCtx {
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
     int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */
+    int rowvw;                   /* row mode: row-only inputs read vb<a>.v[j] (acc_rowvec) */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
@@ -451,6 +452,22 @@ static int acc_cached(const KCtx *c, const Access *a)
     return r && kept;
 }
 
+/* Row kernels: an input that varies only along the (single, innermost)
+ * reduced group, like layernorm's g and b, is the same vector for every row
+ * at a given rb: the 16-byte-or-less vector passes load it whole (vb<a>)
+ * instead of V scalar loads.  vw is the pass's vector width. */
+static int acc_rowvec(const KCtx *c, const Access *a, int vw)
+{
+    if (vw <= 1 || c->ng < 1 || !c->gred[c->ng - 1] || acc_cached(c, a) || c->role[a->node->id] != 'i')
+        return 0;
+    if (dtype_size(a->node->dtype) * vw > 16)
+        return 0;
+    for (int g = 0; g < c->ng; g++)
+        if ((acc_dim(a, c->glast[g]) >= 0) != (g == c->ng - 1))
+            return 0;
+    return 1;
+}
+
 /* the collected access of (n, map); every read was collected up front */
 static int acc_index(const KCtx *c, const IrNode *n, const int8_t *map)
 {
@@ -813,6 +830,8 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         else if (c->rowcache && acc_cached(c, &c->acc[a])) {
             buf_printf(&e, "xc%d[k]", a);
             converted = 1;
+        } else if (c->rowvw && acc_rowvec(c, &c->acc[a], c->rowvw)) {
+            buf_printf(&e, "vb%d.v[j]", a);
         } else {
             acc_offset(c, &c->acc[a], itype, &off);
             buf_printf(&e, "in%d[%s]", c->inbuf[n->id], off.data);
@@ -1793,6 +1812,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
     int vs = cached && rc->final && row_vec_width(c) > 1;
+    int vw = cached ? row_vec_width(c) : 1;
     if (cached) {
         /* V contiguous elements per lane and step: 16-byte accesses */
         line(c, "#pragma unroll");
@@ -1804,6 +1824,24 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         for (int i = 0; vs && i < c->k->noutputs; i++)
             if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
                 line(c, "fz_vec<%s, V> vo%d;", stype(c->k->outputs[i]->dtype), i);
+        if (vw > 1) {
+            /* row-only inputs (g, b of layernorm): one vector at rb, the
+             * same for every row; a pass that does not use one lets the
+             * compiler drop its load */
+            int g = c->ng - 1;
+            const char *saved = c->gi[g];
+            c->gi[g] = "rb";
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_rowvec(c, &c->acc[a], vw)) {
+                    Buf off = {0};
+                    acc_offset(c, &c->acc[a], "I", &off);
+                    line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);",
+                         stype(c->acc[a].node->dtype), a, stype(c->acc[a].node->dtype),
+                         c->inbuf[c->acc[a].node->id], off.data);
+                    buf_free(&off);
+                }
+            c->gi[g] = saved;
+        }
         line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
         open_scope(c);
@@ -1816,9 +1854,11 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
     decompose(c, "r", 1);
     c->rowcache = cached;
     c->vecstore = vs;
+    c->rowvw = vw > 1 ? vw : 0;
     fn(c, ctx);
     c->rowcache = 0;
     c->vecstore = 0;
+    c->rowvw = 0;
     if (cached) {
         close_scope(c);
         if (vs) {
@@ -2712,7 +2752,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     /* 16-byte row accesses: whole vectors per row, aligned rows */
                     buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
                     for (int a = 0; a < c->nacc; a++)
-                        if (acc_cached(c, &c->acc[a]))
+                        if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], v[i].vw))
                             buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
                                        c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(c->acc[a].node->dtype));
                     for (int o = 0; o < k->noutputs; o++)
