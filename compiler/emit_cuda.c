@@ -20,6 +20,8 @@
  *             last block (atomic ticket) combines them in a fixed order.
  *             RL_COLS/RL_MIDDLE: threads own kept columns, rows split over
  *             blockIdx.z with a last-block-done combine per tile.
+ *             --atomic-reduce (combine_of): both combine sum/mean/max/min
+ *             partials with atomics into one word per result instead.
  *             RL_ROWS (and any other axis set): the row scheme below.
  *   row       one warp (or block) per "row" (a point of the kept dims);
  *             reductions in dependency rounds; the row is cached in a
