@@ -13,8 +13,25 @@ typedef struct EmitOptions {
     const char *header_name; /* what the source #includes, e.g. "softmax.h" */
     const char *source_name; /* the .fuse path, for comments */
     int fast_math;
-    int atomic_reduce;       /* opt-in atomic combine for reductions */
+    int atomic_reduce;       /* --atomic-reduce: atomic combine where it applies */
 } EmitOptions;
+
+/* How a kernel combines the partial results that several blocks computed
+ * for the same reduction (emit_cuda.c):
+ *   COMBINE_NONE     no reduction (loop kernels);
+ *   COMBINE_ORDERED  the default: each block writes its partial to scratch
+ *                    and the block that takes the last ticket combines them
+ *                    in block order (bitwise reproducible), or there are no
+ *                    cross-block partials at all (one block per row);
+ *   COMBINE_ATOMIC   --atomic-reduce, for full reductions and split column
+ *                    reductions whose every reduction is sum, mean, max or
+ *                    min: each block adds (or maxes) its partial into one
+ *                    accumulator with an atomic, and the last block reads
+ *                    it.  Within tolerance, not bitwise reproducible.
+ * With atomic_reduce set and an ORDERED result, why (when not NULL) gets
+ * one short reason, e.g. "var %7 has a three-word Welford state". */
+typedef enum { COMBINE_NONE, COMBINE_ORDERED, COMBINE_ATOMIC } Combine;
+Combine emit_cuda_combine(const IrFunc *f, const Kernel *k, int atomic_reduce, char *why, size_t whylen);
 
 /* The CUDA source of every kernel of every plan (device code only; no host
  * code, no heavy includes, so NVRTC compiles it fast). */

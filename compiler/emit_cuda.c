@@ -20,6 +20,8 @@
  *             last block (atomic ticket) combines them in a fixed order.
  *             RL_COLS/RL_MIDDLE: threads own kept columns, rows split over
  *             blockIdx.z with a last-block-done combine per tile.
+ *             --atomic-reduce (combine_of): both combine sum/mean/max/min
+ *             partials with atomics into one word per result instead.
  *             RL_ROWS (and any other axis set): the row scheme below.
  *   row       one warp (or block) per "row" (a point of the kept dims);
  *             reductions in dependency rounds; the row is cached in a
@@ -36,6 +38,10 @@
 /* the device preamble, one string per line (ISO C limits string length) */
 static const char *const preamble[] = {
 #include "emit_cuda_preamble.inc"
+    NULL};
+/* the atomic combine's helpers, only in modules that use it (--atomic-reduce) */
+static const char *const atomic_preamble[] = {
+#include "emit_cuda_atomic.inc"
     NULL};
 
 /* ------------------------------------------------------------------ */
@@ -88,6 +94,7 @@ typedef struct KCtx {
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
     const char **reduced_val;    /* per value index in k->values: a reduction's variable */
+    int atomic;                  /* combine block partials with atomics (--atomic-reduce) */
 } KCtx;
 
 /* One line of generated code at the current indentation. */
@@ -883,6 +890,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
  * reductions, and the collapsed groups of its space.  Everything after this
  * is a pure function of the context, so the kernel text, the stub and the
  * name list always agree. */
+static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen);
 static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptions *o, Buf *out)
 {
     memset(c, 0, sizeof *c);
@@ -933,6 +941,7 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
         }
     }
     make_groups(c);
+    c->atomic = o && o->atomic_reduce && combine_of(c, 1, NULL, 0) == COMBINE_ATOMIC;
 }
 
 /* everything kctx_init allocated */
@@ -1272,6 +1281,62 @@ static int row_vec_width(KCtx *c)
 static int is_row_scheme(const Kernel *k)
 {
     return k->kind == KK_ROW || (k->kind == KK_REDUCE && k->layout != RL_SCALAR);
+}
+
+/* How kernel c combines its blocks' reduction partials (emit.h).  Only the
+ * full reduction and the split column scheme have partials from several
+ * blocks; a kernel takes the atomic combine only when every one of its
+ * reductions has a one-word state merged by add, max or min (a kernel
+ * mixing, say, mean and var keeps the ordered combine for both).  why gets
+ * the reason when the flag was given but the combine stays ordered. */
+static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen)
+{
+    const Kernel *k = c->k;
+    int nred = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        nred += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    if (nred == 0)
+        return COMBINE_NONE;
+    if (why && whylen)
+        why[0] = 0;
+    if (!atomic_reduce)
+        return COMBINE_ORDERED;
+    if (k->kind != KK_REDUCE || (k->layout != RL_SCALAR && !is_cols_scheme(c))) {
+        if (why)
+            snprintf(why, whylen, "each result is reduced within one block: no partials to combine");
+        return COMBINE_ORDERED;
+    }
+    for (int i = 0; i < k->nvalues; i++) {
+        const IrNode *v = k->values[i];
+        const char *r = NULL;
+        switch (v->op) {
+        case OP_SUM: case OP_MEAN: case OP_RMAX: case OP_RMIN: continue;
+        case OP_PROD: r = "has no atomic multiply"; break;
+        case OP_ANY: r = "combines by logical or, not add, max or min"; break;
+        case OP_ALL: r = "combines by logical and, not add, max or min"; break;
+        case OP_ARGMAX: case OP_ARGMIN: r = "has a two-word state, value and index"; break;
+        case OP_VAR: case OP_STD: r = "has a three-word Welford state"; break;
+        case OP_LOGSUMEXP: r = "has a two-word state, max and sum"; break;
+        default: continue; /* not a reduction */
+        }
+        if (why)
+            snprintf(why, whylen, "%s %%%d %s", op_info[v->op].src, v->id, r);
+        return COMBINE_ORDERED;
+    }
+    return COMBINE_ATOMIC;
+}
+
+Combine emit_cuda_combine(const IrFunc *f, const Kernel *k, int atomic_reduce, char *why, size_t whylen)
+{
+    KCtx c;
+    Buf dummy = {0};
+    EmitOptions o = {0};
+    o.atomic_reduce = atomic_reduce;
+    kctx_init(&c, f, k, &o, &dummy);
+    Combine r = combine_of(&c, atomic_reduce, why, whylen);
+    kctx_free(&c);
+    buf_free(&dummy);
+    return r;
 }
 
 /* static row length of a row kernel, or -1 */
@@ -1698,6 +1763,18 @@ static void red_type(const IrNode *n, Buf *b)
     }
 }
 
+/* the atomic combine's struct for node n (a sum, mean, max or min) */
+static void atomic_type(const IrNode *n, Buf *b)
+{
+    const char *t = ctype(red_acc_dtype(n));
+    switch (n->op) {
+    case OP_SUM: case OP_MEAN: buf_printf(b, "fz_aadd<%s>", t); break;
+    case OP_RMAX: buf_printf(b, "fz_aext<%s, 1>", t); break;
+    case OP_RMIN: buf_printf(b, "fz_aext<%s, 0>", t); break;
+    default: unreachable();
+    }
+}
+
 /* the element value passed to upd, converted to the accumulation type */
 static void red_elem(const IrNode *n, const char *v, Buf *b)
 {
@@ -2058,6 +2135,49 @@ static void emit_row_body(KCtx *c, int cached)
 
 enum { SCALAR_MAX_BLOCKS = 1024, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
 
+/* The end of a full reduction with --atomic-reduce (emit_scalar_body has
+ * folded each block's share into a<id>): the block's partial goes into the
+ * reduction's accumulator word at scratch + SCALAR_HEAD + 8 i with one
+ * atomic; the block that takes the last ticket (after every other block's
+ * atomics, which precede their tickets behind a __threadfence) reads the
+ * accumulators, finishes, writes the outputs, and puts 0 -- the identity
+ * in every encoding of the preamble's fz_aadd/fz_aext -- back into the
+ * accumulators and the counter for the next call. */
+static void emit_scalar_atomic_combine(KCtx *c, const IrNode **reds, int nreds)
+{
+    const Kernel *k = c->k;
+    line(c, "/* block partials combined with atomics (--atomic-reduce: not bitwise");
+    line(c, " * reproducible); the last block reads the totals */");
+    line(c, "__shared__ int fz_last;");
+    line(c, "unsigned *counter = (unsigned *)scratch;");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        line(c, "A%d::W *acc%d = (A%d::W *)(scratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
+        line(c, "if (threadIdx.x == 0)");
+        line(c, "    A%d::put(acc%d, a%d);", id, id, id);
+    }
+    line(c, "__threadfence();");
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    fz_last = atomicAdd(counter, 1u) == gridDim.x - 1;");
+    line(c, "__syncthreads();");
+    line(c, "if (!fz_last || threadIdx.x != 0)");
+    line(c, "    return;");
+    line(c, "__threadfence();");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "a%d = A%d::get(acc%d);", id, id, id);
+        line(c, "*acc%d = 0; /* the identity, for the next call */", id);
+    }
+    for (int i = 0; i < nreds; i++)
+        finish_reduction(c, reds[i], "", "n");
+    for (int i = 0; i < k->noutputs; i++)
+        if (!out_is_elem(c, i))
+            emit_store(c, i, "I");
+    line(c, "*counter = 0u; /* ready for the next call */");
+    close_scope(c);
+}
+
 /* Full reduction in one launch.  Each block folds a grid-stride share
  * (V-wide vectors, two in flight), reduces it in shared memory and writes one
  * partial; the block that takes the last ticket of the atomic counter reads
@@ -2087,6 +2207,11 @@ static void emit_scalar_body(KCtx *c)
             Buf t = {0};
             red_type(v, &t);
             line(c, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                atomic_type(v, &t);
+                line(c, "typedef %s A%d;", t.data, v->id);
+            }
             line(c, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
             buf_free(&t);
         }
@@ -2155,6 +2280,14 @@ static void emit_scalar_body(KCtx *c)
     round_elem(c, &rc);
     close_scope(c);
     reset_point(c);
+    if (c->atomic) {
+        emit_scalar_atomic_combine(c, reds, nreds);
+        for (int i = 0; i < k->nvalues; i++)
+            c->reduced_val[i] = NULL;
+        buf_free(&n);
+        buf_free(&ps);
+        return;
+    }
     line(c, "/* block partials, then the last block combines them in block order */");
     line(c, "__shared__ int fz_last;");
     line(c, "unsigned *counter = (unsigned *)scratch;");
@@ -2254,6 +2387,50 @@ static int cols_vec_width(KCtx *c)
     return v > 4 ? 4 : v;
 }
 
+/* The split combine of a column tile with --atomic-reduce, inside
+ * emit_cols_body's `if (!done)`: warp 0 adds (or maxes) its columns'
+ * states into one accumulator word per (outer index, column) with an
+ * atomic -- at scratch + cnt_bytes + 8 nO nI i for reduction i, instead of
+ * nsplit partial slots -- and the block that takes the tile's last ticket
+ * reads them into a<id>[j] and puts back 0 (the identity of every
+ * encoding) and the counter 0, for the next call. */
+static void emit_cols_atomic_combine(KCtx *c, const IrNode **reds, int nreds)
+{
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "A%d::W *acc%d = (A%d::W *)(scratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id, id, id,
+             i * 8);
+        line(c, "if (ty == 0 && active)");
+        line(c, "#pragma unroll");
+        line(c, "    for (int j = 0; j < V; j++)");
+        line(c, "        A%d::put(acc%d + j, a%d[j]);", id, id, id);
+    }
+    line(c, "__threadfence();");
+    line(c, "__syncthreads();");
+    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
+    line(c, "__syncthreads();");
+    line(c, "done = fz_last;");
+    line(c, "if (done) {");
+    open_scope(c);
+    line(c, "__threadfence();");
+    line(c, "if (ty == 0 && active) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+        line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+        line(c, "}");
+    }
+    close_scope(c);
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    *cnt = 0u; /* ready for the next call */");
+    close_scope(c);
+}
+
 static void emit_cols_body(KCtx *c)
 {
     const Kernel *k = c->k;
@@ -2302,6 +2479,11 @@ static void emit_cols_body(KCtx *c)
             Buf t = {0};
             red_type(v, &t);
             line(c, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                atomic_type(v, &t);
+                line(c, "typedef %s A%d;", t.data, v->id);
+            }
             line(c, "__shared__ R%d::S sh%d[8][32 * V];", v->id, v->id);
             buf_free(&t);
         }
@@ -2390,7 +2572,9 @@ static void emit_cols_body(KCtx *c)
     line(c, "int done = nsplit == 1;");
     line(c, "if (!done) {");
     open_scope(c);
-    for (int i = 0; i < nreds; i++) {
+    if (c->atomic)
+        emit_cols_atomic_combine(c, reds, nreds);
+    for (int i = 0; i < nreds && !c->atomic; i++) {
         int id = reds[i]->id;
         line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
              i * cols_slot(c), COLS_MAX_SPLIT);
@@ -2399,32 +2583,34 @@ static void emit_cols_body(KCtx *c)
         line(c, "    for (int j = 0; j < V; j++)");
         line(c, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
     }
-    line(c, "__threadfence();");
-    line(c, "__syncthreads();");
-    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
-    line(c, "if (threadIdx.x == 0)");
-    line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
-    line(c, "__syncthreads();");
-    line(c, "done = fz_last;");
-    line(c, "if (done) {");
-    open_scope(c);
-    line(c, "__threadfence();");
-    line(c, "if (ty == 0 && active) {");
-    open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        line(c, "    a%d[j] = R%d::init();", id, id);
-        line(c, "    for (int z = 0; z < nsplit; z++)");
-        line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id, id, id,
-             id, id);
-        line(c, "}");
+    if (!c->atomic) {
+        line(c, "__threadfence();");
+        line(c, "__syncthreads();");
+        line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
+        line(c, "if (threadIdx.x == 0)");
+        line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
+        line(c, "__syncthreads();");
+        line(c, "done = fz_last;");
+        line(c, "if (done) {");
+        open_scope(c);
+        line(c, "__threadfence();");
+        line(c, "if (ty == 0 && active) {");
+        open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            line(c, "    a%d[j] = R%d::init();", id, id);
+            line(c, "    for (int z = 0; z < nsplit; z++)");
+            line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id, id,
+                 id, id, id);
+            line(c, "}");
+        }
+        close_scope(c);
+        line(c, "if (threadIdx.x == 0)");
+        line(c, "    *cnt = 0u; /* ready for the next call */");
+        close_scope(c);
     }
-    close_scope(c);
-    line(c, "if (threadIdx.x == 0)");
-    line(c, "    *cnt = 0u; /* ready for the next call */");
-    close_scope(c);
     close_scope(c);
     line(c, "if (done && ty == 0 && active) {");
     open_scope(c);
@@ -2489,6 +2675,12 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     for (int i = 0; preamble[i]; i++)
         buf_puts(out, preamble[i]);
+    int any_atomic = 0;
+    for (int p = 0; p < nplans && o->atomic_reduce && !any_atomic; p++)
+        for (int ki = 0; ki < plans[p]->nkernels && !any_atomic; ki++)
+            any_atomic = emit_cuda_combine(plans[p]->fn, &plans[p]->kernels[ki], 1, NULL, 0) == COMBINE_ATOMIC;
+    for (int i = 0; any_atomic && atomic_preamble[i]; i++)
+        buf_puts(out, atomic_preamble[i]);
     for (int p = 0; p < nplans; p++) {
         const Plan *pl = plans[p];
         for (int ki = 0; ki < pl->nkernels; ki++) {
@@ -2601,10 +2793,20 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_printf(b, "\n/* launch %s */\n", k->name);
     buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
     int cols = is_cols_scheme(c);
-    if (scalar)
+    if (scalar && c->atomic)
+        buf_printf(b, "    return %d + %d; /* ticket counter, then one atomic accumulator per reduction */\n",
+                   SCALAR_HEAD, nreds * 8);
+    else if (scalar)
         buf_printf(b, "    return %d + (size_t)%d * %d; /* ticket counter, then partials */\n", SCALAR_HEAD,
                    nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
-    else if (cols) {
+    else if (cols && c->atomic) {
+        host_cols_sizes(c, b);
+        buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
+                      "    (void)R;\n"
+                      "    /* tile counters, then per reduction one atomic accumulator per column */\n"
+                      "    return (size_t)(cnt_bytes + (int64_t)%d * nO * nI);\n",
+                   nreds * 8);
+    } else if (cols) {
         host_cols_sizes(c, b);
         buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
                       "    (void)R;\n"

@@ -1346,8 +1346,16 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
             json_nodes(out, f, k->inputs, k->ninputs);
             fputs(", \"outputs\": ", out);
             json_nodes(out, f, k->outputs, k->noutputs);
-            fprintf(out, ", \"est_registers\": %d, \"line\": %d}", k->est_registers,
-                    loc_line(k->loc));
+            fprintf(out, ", \"est_registers\": %d, \"line\": %d", k->est_registers, loc_line(k->loc));
+            if (k->combine) {
+                fputs(", \"combine\": ", out);
+                json_str(out, k->combine);
+            }
+            if (k->combine_why) {
+                fputs(", \"combine_reason\": ", out);
+                json_str(out, k->combine_why);
+            }
+            fputc('}', out);
         }
         fputs(p->nkernels ? "\n   ],\n   \"rejected\": [" : "],\n   \"rejected\": [", out);
         for (int i = 0; i < p->nrejected; i++) {
@@ -1456,7 +1464,12 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
             text_list(out, p->fn, k->inputs, k->ninputs, 0);
             fputs("  writes ", out);
             text_outputs(out, p->fn, k);
-            fprintf(out, "  ~%d regs\n", k->est_registers);
+            fprintf(out, "  ~%d regs", k->est_registers);
+            if (k->combine)
+                fprintf(out, "  combine: %s", k->combine);
+            if (k->combine_why)
+                fprintf(out, " (%s)", k->combine_why);
+            fputc('\n', out);
         }
         for (int i = 0; i < p->nrejected; i++) {
             const Rejection *r = &p->rejected[i];

@@ -105,6 +105,12 @@ typedef struct Kernel {
     /* additive fields (fusion helper), see the contract above */
     int *out_result;       /* per output: fn result index, or -1 (intermediate) */
     uint8_t *level;        /* per value: FL_ELEM | FL_RED */
+    /* report annotations (NULL: not printed), set by main.c from
+     * emit_cuda_combine when --atomic-reduce is given: how the kernel
+     * combines its blocks' reduction partials, "atomic" or "ordered", and
+     * for "ordered" why atomics do not apply */
+    const char *combine;
+    const char *combine_why;
 } Kernel;
 
 enum { FL_ELEM = 1, FL_RED = 2 };

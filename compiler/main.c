@@ -205,8 +205,8 @@ static void usage(FILE *out)
         "  --max-registers=N       per-thread register budget for fusion (default 128)\n"
         "  --expect-kernels=N      error unless every fn becomes at most N kernels\n"
         "  --fast-math             allow fast approximate math in kernels\n"
-        "  --atomic-reduce         reserved: atomic reduction combine (not implemented yet;\n"
-        "                          reductions stay deterministic)\n"
+        "  --atomic-reduce         combine full and split-column sum/mean/max/min with\n"
+        "                          atomics (faster, not bitwise reproducible)\n"
         "  --arch=sm_XX            architecture for --emit=ptx checks (default sm_90)\n"
         "\n"
         "Reference interpreter (--emit=eval):\n"
@@ -514,6 +514,17 @@ static int run(Arena *a, Options *o)
     }
     if (diag_error_count())
         return EXIT_ERROR;
+    if (o->atomic_reduce) /* the reports say which kernels combine with atomics */
+        for (int i = 0; i < ps.n; i++)
+            for (int k = 0; k < ps.plans[i]->nkernels; k++) {
+                Kernel *kn = &ps.plans[i]->kernels[k];
+                char why[160];
+                Combine cb = emit_cuda_combine(ps.plans[i]->fn, kn, 1, why, sizeof why);
+                if (cb == COMBINE_NONE)
+                    continue;
+                kn->combine = cb == COMBINE_ATOMIC ? "atomic" : "ordered";
+                kn->combine_why = cb == COMBINE_ORDERED && why[0] ? arena_strdup(a, why) : NULL;
+            }
     switch (o->emit) {
     case EMIT_PLAN: capture(new_output(out), print_plan, &ps); return EXIT_OK;
     case EMIT_FUSION: capture(new_output(out), print_fusion, &ps); return EXIT_OK;

@@ -5,7 +5,8 @@
                     [--examples DIR] [--file X.fuse]... [--trials T]
                     [--example-trials T] [--sizes random|examples|big]
                     [--variants fused,nofusion,fastmath,atomic,regs32]
-                    [--sms 1,2,3,5] [--jobs J] [--workdir DIR] [--asan]
+                    [--sms 1,2,3,5] [--block-order forward,reverse]
+                    [--jobs J] [--workdir DIR] [--asan]
 
 The CPU twin of tests/fuzz/difftest.py (no GPU, no torch).  Programs come
 from gen_programs.py (F files of K fns), from every .fuse of --examples,
@@ -14,11 +15,16 @@ and from --file.  Each file becomes one .cu per variant (default: fused and
 fn, T times: random dims (generated programs from {0,1,2,3,5,7,16,33,64};
 the others trial 0 all ones, then odd sizes up to 1030; --sizes big up to
 8193 and 300k elements), random inputs, and per file an emulated
-multiprocessor count from --sms (it sizes grids and splits).  Each
+multiprocessor count from --sms (it sizes grids and splits) and a block
+order from --block-order (reverse: block 0 finishes last).  Each
 variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
 results poisoned (NaN, or a finite sentinel, alternating by variant), and is
 compared with `fusec --emit=eval`; an input it wrote is a failure too.
 Odd trials misalign every buffer by one element (the scalar load paths).
+The `atomic` variant (--atomic-reduce) is held to the same tolerances; a
+line "atomic variant: N kernels ..." says how many kernels it builds with
+the atomic combine (the rest are the ordered combine again; a file with
+none is not built or run a second time).
 
 Tolerances as difftest.py: by the loosest of the result's dtype, the fn's
 float params' dtypes and any f16/bf16 the fn's body names (a materialised
@@ -87,9 +93,13 @@ def run_file(args, src, sos):
     for v, so in sos.items():
         cmd += ["--so", "%s=%s" % (v, so)]
     env = dict(os.environ)
-    # the multiprocessor count sizes grids and splits: vary it by file
+    # the multiprocessor count sizes grids and splits, and the block order
+    # decides which block takes the last ticket: vary both by file
     sms = [int(x) for x in args.sms.split(",")]
-    env["FZ_EMU_SMS"] = str(sms[sum(map(ord, os.path.basename(src))) % len(sms)])
+    h = sum(map(ord, os.path.basename(src)))
+    env["FZ_EMU_SMS"] = str(sms[h % len(sms)])
+    orders = args.block_order.split(",")
+    env["FZ_EMU_BLOCK_ORDER"] = orders[h // len(sms) % len(orders)]
     if args.asan:
         lib = subprocess.check_output(["g++", "-print-file-name=libasan.so"], text=True).strip()
         env["LD_PRELOAD"] = lib
@@ -122,8 +132,8 @@ def run_file(args, src, sos):
         tail = " ".join(err.strip().splitlines()[-6:])[:1500]
         lines.append("MISMATCH %s: worker %s while running %s: %s" % (
             name, "failed" if rc is None else "exited with status %d" % rc, current or "(setup)", tail))
-    lines = [ln.replace("MISMATCH %s: " % name, "MISMATCH %s (%s SMs): " % (name, env["FZ_EMU_SMS"]), 1)
-             for ln in lines]
+    lines = [ln.replace("MISMATCH %s: " % name, "MISMATCH %s (%s SMs, %s block order): " % (
+        name, env["FZ_EMU_SMS"], env["FZ_EMU_BLOCK_ORDER"]), 1) for ln in lines]
     return npass, nfail, nskip, lines
 
 
@@ -141,6 +151,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per file")
     ap.add_argument("--workdir")
     ap.add_argument("--sms", default="1,2,3,5", help="multiprocessor counts to emulate, one per file by name")
+    ap.add_argument("--block-order", default="forward,reverse",
+                    help="orders the emulator runs blocks in (FZ_EMU_BLOCK_ORDER), one per file by name")
     ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
     ap.add_argument("--sizes", choices=sorted(POOLS),
                     help="dim sizes (default: random for generated programs, examples for the others)")
@@ -172,12 +184,31 @@ def main():
     if not srcs:
         ap.error("nothing to test: give --files, --examples or --file")
     npass = nfail = nskip = 0
+    same = set()  # (src, variant) whose .cu is the fused one's: not built or run twice
+    if "atomic" in VARIANTS:
+        # how many kernels the atomic variant really builds with atomics
+        # (without any, the flag changes nothing: the fused build again)
+        nk = nf = 0
+        for s in srcs:
+            plan = json.loads(subprocess.check_output([args.fusec, "--emit=plan", "--atomic-reduce", s],
+                                                      stderr=subprocess.DEVNULL))
+            k = sum(1 for fn in plan["functions"] for kn in fn["kernels"] if kn.get("combine") == "atomic")
+            nk += k
+            nf += k > 0
+            if "fused" in VARIANTS and subprocess.run(
+                    [args.fusec, "--emit=cu", "--atomic-reduce", s], capture_output=True).stdout == \
+                    subprocess.run([args.fusec, "--emit=cu", s], capture_output=True).stdout:
+                same.add((s, "atomic"))
+        print("atomic variant: %d kernels with the atomic combine in %d files" % (nk, nf), flush=True)
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        builds = {(s, v): ex.submit(build, args, s, v, fl) for s in srcs for v, fl in VARIANTS.items()}
+        builds = {(s, v): ex.submit(build, args, s, v, fl) for s in srcs for v, fl in VARIANTS.items()
+                  if (s, v) not in same}
         runs = []
         for s in srcs:
             sos = {}
             for v in VARIANTS:
+                if (s, v) in same:
+                    continue
                 so, err = builds[(s, v)].result()
                 if so:
                     sos[v] = so

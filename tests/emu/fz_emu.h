@@ -26,10 +26,12 @@
  *
  * Fidelity: blocks never overlap, so inter-block races are invisible;
  * last-block-done tickets (atomicAdd + __threadfence) work because the last
- * block in order takes the last ticket.  Allocations are exact-size and
+ * block in order takes the last ticket, and the atomic combine of
+ * --atomic-reduce adds in that one order.  Allocations are exact-size and
  * filled with 0xff bytes (NaN, -1) so that reading an unwritten
  * intermediate shows.  Not thread-safe: one launch at a time per process.
- * Environment: FZ_EMU_SMS (multiprocessor count, default 2), FZ_EMU_STACK_KB
+ * Environment: FZ_EMU_SMS (multiprocessor count, default 2),
+ * FZ_EMU_BLOCK_ORDER=reverse (run the blocks last to first), FZ_EMU_STACK_KB
  * (fiber stack, default 128), FZ_EMU_ABORT, FZ_EMU_ALLOW_EXITED (a barrier
  * that completes after some threads exited is an error unless set). */
 #ifndef FZ_EMU_H
@@ -177,16 +179,40 @@ static inline void fz_emu_asm_op(const char *text, float &r, float a, float b)
     r = a / b; /* div.full.f32: full range, 2 ulp; the CPU is exact */
 }
 
-/* ---- atomics: threads are cooperative fibers, so plain code is atomic --- */
-template <class T> static inline T atomicAdd(T *p, T v) { T o = *p; *p = o + v; return o; }
-template <class T> static inline T atomicSub(T *p, T v) { T o = *p; *p = o - v; return o; }
-template <class T> static inline T atomicMax(T *p, T v) { T o = *p; *p = o > v ? o : v; return o; }
-template <class T> static inline T atomicMin(T *p, T v) { T o = *p; *p = o < v ? o : v; return o; }
-template <class T> static inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
-template <class T> static inline T atomicCAS(T *p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
-template <class T> static inline T atomicOr(T *p, T v) { T o = *p; *p = o | v; return o; }
-template <class T> static inline T atomicAnd(T *p, T v) { T o = *p; *p = o & v; return o; }
-static inline unsigned atomicInc(unsigned *p, unsigned v) { unsigned o = *p; *p = o >= v ? 0 : o + 1; return o; }
+/* ---- atomics: threads are cooperative fibers, so plain code is atomic.
+ * Exactly CUDA's overloads (sm_60 and up), no catch-all template, so a
+ * generated call that nvcc would reject (atomicMax on a float, atomicAdd
+ * on a long long) fails to build here too. --- */
+#define FZ_EMU_ATOMIC(name, T, expr) \
+    static inline T name(T *p, T v) { T o = *p; *p = (expr); return o; }
+#define FZ_EMU_ATOMIC_ALL(name, expr) \
+    FZ_EMU_ATOMIC(name, int, expr) FZ_EMU_ATOMIC(name, unsigned, expr) \
+    FZ_EMU_ATOMIC(name, unsigned long long, expr)
+FZ_EMU_ATOMIC_ALL(atomicAdd, o + v)
+FZ_EMU_ATOMIC(atomicAdd, float, o + v)
+FZ_EMU_ATOMIC(atomicAdd, double, o + v)
+FZ_EMU_ATOMIC(atomicSub, int, o - v)
+FZ_EMU_ATOMIC(atomicSub, unsigned, o - v)
+FZ_EMU_ATOMIC_ALL(atomicExch, v)
+FZ_EMU_ATOMIC(atomicExch, float, v)
+FZ_EMU_ATOMIC_ALL(atomicMax, o > v ? o : v)
+FZ_EMU_ATOMIC(atomicMax, long long, o > v ? o : v)
+FZ_EMU_ATOMIC_ALL(atomicMin, o < v ? o : v)
+FZ_EMU_ATOMIC(atomicMin, long long, o < v ? o : v)
+FZ_EMU_ATOMIC_ALL(atomicAnd, o & v)
+FZ_EMU_ATOMIC_ALL(atomicOr, o | v)
+FZ_EMU_ATOMIC_ALL(atomicXor, o ^ v)
+FZ_EMU_ATOMIC(atomicInc, unsigned, o >= v ? 0 : o + 1)
+FZ_EMU_ATOMIC(atomicDec, unsigned, (o == 0 || o > v) ? v : o - 1)
+#undef FZ_EMU_ATOMIC_ALL
+#undef FZ_EMU_ATOMIC
+#define FZ_EMU_CAS(T) \
+    static inline T atomicCAS(T *p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
+FZ_EMU_CAS(int)
+FZ_EMU_CAS(unsigned)
+FZ_EMU_CAS(unsigned long long)
+FZ_EMU_CAS(unsigned short)
+#undef FZ_EMU_CAS
 static inline void __threadfence(void) {}
 static inline void __threadfence_block(void) {}
 
@@ -699,16 +725,20 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
     S.kernel = name;
     gridDim = grid;
     blockDim = block;
-    unsigned long long nb = 0;
-    for (unsigned z = 0; z < grid.z; z++)
-        for (unsigned y = 0; y < grid.y; y++)
-            for (unsigned x = 0; x < grid.x; x++, nb++) {
-                blockIdx.x = x;
-                blockIdx.y = y;
-                blockIdx.z = z;
-                if (!run_block((int)(nb & 1)))
-                    return cudaErrorLaunchFailure;
-            }
+    /* blocks one after another: x fastest, or the reverse of that order
+     * (FZ_EMU_BLOCK_ORDER=reverse), which makes block 0 the last one to
+     * finish -- the GPU promises no order at all */
+    const char *order = getenv("FZ_EMU_BLOCK_ORDER");
+    const int rev = order && strcmp(order, "reverse") == 0;
+    const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
+    for (unsigned long long nb = 0; nb < total; nb++) {
+        const unsigned long long li = rev ? total - 1 - nb : nb;
+        blockIdx.x = (unsigned)(li % grid.x);
+        blockIdx.y = (unsigned)(li / grid.x % grid.y);
+        blockIdx.z = (unsigned)(li / grid.x / grid.y);
+        if (!run_block((int)(nb & 1)))
+            return cudaErrorLaunchFailure;
+    }
     return cudaSuccess;
 }
 } /* namespace fz_emu */

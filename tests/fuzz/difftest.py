@@ -7,7 +7,10 @@
 Generates F x K random programs (gen_programs.py) and, for every fn, with
 random dims (odd sizes, ones and zeros included) and random inputs, compares:
   * the float64 interpreter (`fusec --emit=eval`) against the fused CUDA
-    target, the fused NVRTC target, and the `--no-fusion` CUDA target;
+    target, the fused NVRTC target, the `--no-fusion` CUDA target, and the
+    `--atomic-reduce` CUDA target (`atomic`: full and split column
+    reductions combined with atomics, not bitwise reproducible, held to the
+    same tolerances);
   * the fused CUDA target against the `--no-fusion` one and the NVRTC one.
 Every output buffer is poisoned with NaN first.  Tolerances (by the
 loosest of the result's dtype and the fn's float params' dtypes, on |got - want| <= rtol * |want| + atol * scale, scale = the largest
@@ -44,9 +47,8 @@ NP_DT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uin
 SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 31, 33, 64, 100, 129, 257, 1000]
 
 
-def build(args, src, target, nofuse, tag):
+def build(args, src, target, flags, tag):
     out = src[:-5] + tag + (".cu" if target == "cuda" else ".c")
-    flags = ["--no-fusion"] if nofuse else []
     subprocess.run([args.fusec, "--target=" + target, *flags, src, "-o", out], check=True,
                    stderr=subprocess.DEVNULL)
     so = src[:-5] + tag + ".so"
@@ -229,9 +231,10 @@ def main():
     subprocess.run([sys.executable, os.path.join(HERE, "gen_programs.py"), "--seed", str(args.seed),
                     "--files", str(args.files), "--fns", str(args.fns), "--out", work], check=True)
     srcs = sorted(os.path.join(work, f) for f in os.listdir(work) if f.endswith(".fuse"))
-    variants = {"cuda": ("cuda", False), "nvrtc": ("nvrtc", False), "nofusion": ("cuda", True)}
+    variants = {"cuda": ("cuda", []), "nvrtc": ("nvrtc", []), "nofusion": ("cuda", ["--no-fusion"]),
+                "atomic": ("cuda", ["--atomic-reduce"])}
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {(s, v): ex.submit(build, args, s, t, nf, "_" + v) for s in srcs for v, (t, nf) in variants.items()}
+        futs = {(s, v): ex.submit(build, args, s, t, fl, "_" + v) for s in srcs for v, (t, fl) in variants.items()}
         sos = {}
         for k, f in futs.items():
             try:

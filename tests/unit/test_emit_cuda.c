@@ -329,7 +329,8 @@ static int random_check(int seed, Plan **keep)
         Plan *p = fuse_plan(&arena, f, &fo);
         if (!p)
             continue;
-        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0};
+        /* the default, and --atomic-reduce on the second plan of each graph */
+        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, mode};
         Buf k = {0}, l = {0}, names = {0};
         emit_cuda_kernels(&k, &p, 1, &o);
         emit_cuda_launchers(&l, &p, 1, &o);
@@ -431,6 +432,42 @@ int main(void)
     Buf k2 = {0};
     emit_cuda_kernels(&k2, plans, np, &o);
     CHECK(k.len == k2.len && memcmp(k.data, k2.data, k.len) == 0, "output differs between runs");
+
+    /* --atomic-reduce: sum_abs and colsum (one-word sums) take the atomic
+     * combine; rows, argmax/std/logsumexp and loops keep theirs, with a reason */
+    {
+        char why[160];
+        CHECK(emit_cuda_combine(plans[2]->fn, &plans[2]->kernels[0], 1, why, sizeof why) == COMBINE_ATOMIC,
+              "sum_abs: not atomic");
+        CHECK(emit_cuda_combine(plans[2]->fn, &plans[2]->kernels[0], 0, why, sizeof why) == COMBINE_ORDERED,
+              "sum_abs: atomic without the flag");
+        CHECK(emit_cuda_combine(plans[6]->fn, &plans[6]->kernels[0], 1, why, sizeof why) == COMBINE_ATOMIC,
+              "colsum: not atomic");
+        CHECK(emit_cuda_combine(plans[0]->fn, &plans[0]->kernels[0], 1, why, sizeof why) == COMBINE_NONE,
+              "bias_relu: a loop has no combine");
+        CHECK(emit_cuda_combine(plans[3]->fn, &plans[3]->kernels[0], 1, why, sizeof why) == COMBINE_ORDERED &&
+                  strstr(why, "within one block"),
+              "softmax: no row reason (%s)", why);
+        CHECK(emit_cuda_combine(plans[7]->fn, &plans[7]->kernels[0], 1, why, sizeof why) == COMBINE_ORDERED &&
+                  why[0],
+              "stats: no reason");
+        EmitOptions oa = o;
+        oa.atomic_reduce = 1;
+        Buf ka = {0}, la = {0};
+        emit_cuda_kernels(&ka, plans, np, &oa);
+        emit_cuda_launchers(&la, plans, np, &oa);
+        CHECK(!contains(&k, "fz_aadd"), "atomic helpers without the flag");
+        CHECK(contains(&ka, "typedef fz_aadd<float> A"), "sum_abs: no atomic add");
+        CHECK(contains(&ka, "::put(acc"), "no atomic put");
+        CHECK(contains(&ka, "::get(acc"), "no read of the accumulator");
+        CHECK(contains(&ka, "= 0; /* the identity, for the next call */"), "accumulator not reset");
+        CHECK(contains(&ka, "*counter = 0u;") && contains(&ka, "*cnt = 0u;"), "counters not reset");
+        CHECK(contains(&la, "return 256 + 8; /* ticket counter, then one atomic accumulator per reduction */"),
+              "sum_abs: atomic scratch size");
+        CHECK(contains(&ka, "fz_argred<float, 1>"), "argmax kernel changed by the flag");
+        buf_free(&ka);
+        buf_free(&la);
+    }
 
     const char *dump = getenv("FUSEC_EMIT_DUMP");
     if (dump) {

@@ -77,6 +77,16 @@ extern "C" __global__ void last_block(unsigned *counter, int *out)
     if (last && threadIdx.x == 0)
         out[0] = (int)blockIdx.x;
 }
+/* the overloads --atomic-reduce uses (fz_aadd, fz_aext) and a CAS */
+extern "C" __global__ void atomics(float *f, double *d, unsigned long long *u, unsigned *m, long long *l, int *cas)
+{
+    atomicAdd(f, 0.5f);
+    atomicAdd(d, 0.25);
+    atomicAdd(u, (unsigned long long)threadIdx.x);
+    atomicMax(m, blockIdx.x * 100 + threadIdx.x);
+    atomicMin(l, -(long long)threadIdx.x * 1000000000000LL);
+    atomicCAS(cas, 0, (int)(blockIdx.x * 64 + threadIdx.x) + 1);
+}
 extern "C" __global__ void __launch_bounds__(64) bounded(int *out)
 {
     out[threadIdx.x] = 1;
@@ -91,6 +101,7 @@ FZ_EMU_KERNEL(divergent_shfl)
 FZ_EMU_KERNEL(mixed_barriers)
 FZ_EMU_KERNEL(partial_warp)
 FZ_EMU_KERNEL(last_block)
+FZ_EMU_KERNEL(atomics)
 
 static void report(const char *what, cudaError_t e)
 {
@@ -138,6 +149,29 @@ int main(void)
     out[0] = -1;
     report("last_block", cudaLaunchKernel((const void *)last_block, dim3(5), dim3(64), a2, 0, NULL));
     printf("last block: %d, tickets %u\n", out[0], cnt);
+    /* FZ_EMU_BLOCK_ORDER=reverse: block 0 runs last and takes the last ticket */
+    setenv("FZ_EMU_BLOCK_ORDER", "reverse", 1);
+    cnt = 0;
+    out[0] = -1;
+    report("last_block reverse", cudaLaunchKernel((const void *)last_block, dim3(5), dim3(64), a2, 0, NULL));
+    unsetenv("FZ_EMU_BLOCK_ORDER");
+    printf("last block: %d, tickets %u\n", out[0], cnt);
+
+    float af = 0;
+    double ad = 0;
+    unsigned long long au = 0;
+    unsigned am = 0;
+    long long al = 0;
+    int acas = 0;
+    float *paf = &af;
+    double *pad = &ad;
+    unsigned long long *pau = &au;
+    unsigned *pam = &am;
+    long long *pal = &al;
+    int *pcas = &acas;
+    void *a6[] = {&paf, &pad, &pau, &pam, &pal, &pcas};
+    report("atomics", cudaLaunchKernel((const void *)atomics, dim3(5), dim3(64), a6, 0, NULL));
+    printf("atomics: add %g %g %llu, max %u, min %lld, cas %d\n", af, ad, au, am, al, acas);
 
     static const float hv[] = {1.0f, 0.1f, 65504.0f, 65519.0f, 65520.0f, 5.9604645e-08f, 2.9802322e-08f,
                                2.9802326e-08f, -0.0f, 1e30f};
