@@ -1867,8 +1867,15 @@ static int out_is_elem(KCtx *c, int i)
 static void finish_reduction(KCtx *c, const IrNode *r, const char *sub, const char *count)
 {
     Inst *in = new_inst(c, r, (int8_t[IR_MAX_RANK]){-1, -1, -1, -1, -1, -1, -1, -1});
-    line(c, "const %s %s = (%s)R%d::fin(a%d%s, (long long)%s);", ctype(r->dtype), in->name,
-         ctype(r->dtype), r->id, r->id, sub, count);
+    if (r->dtype == DT_I32 && (r->op == OP_RMAX || r->op == OP_RMIN))
+        /* i32 max/min fold in 64 bits: an empty axis leaves the 64-bit
+         * identity, which must become i32's own (INT32_MIN/MAX), not its
+         * low word (0 or -1); any other value fits */
+        line(c, "const int %s = (int)fz_sat_i32((long long)R%d::fin(a%d%s, (long long)%s));", in->name,
+             r->id, r->id, sub, count);
+    else
+        line(c, "const %s %s = (%s)R%d::fin(a%d%s, (long long)%s);", ctype(r->dtype), in->name,
+             ctype(r->dtype), r->id, r->id, sub, count);
     int vi = value_index(c, r);
     if (vi >= 0)
         c->reduced_val[vi] = in->name;
