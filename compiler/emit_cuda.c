@@ -2142,47 +2142,14 @@ static void emit_row_body(KCtx *c, int cached)
 
 enum { SCALAR_MAX_BLOCKS = 1024, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
 
-/* The end of a full reduction with --atomic-reduce (emit_scalar_body has
- * folded each block's share into a<id>): the block's partial goes into the
- * reduction's accumulator word at scratch + SCALAR_HEAD + 8 i with one
- * atomic; the block that takes the last ticket (after every other block's
- * atomics, which precede their tickets behind a __threadfence) reads the
- * accumulators, finishes, writes the outputs, and puts 0 -- the identity
- * in every encoding of the preamble's fz_aadd/fz_aext -- back into the
- * accumulators and the counter for the next call. */
-static void emit_scalar_atomic_combine(KCtx *c, const IrNode **reds, int nreds)
+/* The last-block ticket of the one-launch reductions: the block's writes
+ * are fenced, thread 0 takes a ticket of the counter, and fz_last says
+ * whether it was the last of `total` blocks. */
+static void emit_ticket(KCtx *c, const char *counter, const char *total)
 {
-    const Kernel *k = c->k;
-    line(c, "/* block partials combined with atomics (--atomic-reduce: not bitwise");
-    line(c, " * reproducible); the last block reads the totals */");
-    line(c, "__shared__ int fz_last;");
-    line(c, "unsigned *counter = (unsigned *)scratch;");
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
-        line(c, "A%d::W *acc%d = (A%d::W *)(scratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
-        line(c, "if (threadIdx.x == 0)");
-        line(c, "    A%d::put(acc%d, a%d);", id, id, id);
-    }
-    line(c, "__threadfence();");
     line(c, "if (threadIdx.x == 0)");
-    line(c, "    fz_last = atomicAdd(counter, 1u) == gridDim.x - 1;");
+    line(c, "    fz_last = atomicAdd(%s, 1u) == %s;", counter, total);
     line(c, "__syncthreads();");
-    line(c, "if (!fz_last || threadIdx.x != 0)");
-    line(c, "    return;");
-    line(c, "__threadfence();");
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "a%d = A%d::get(acc%d);", id, id, id);
-        line(c, "*acc%d = 0; /* the identity, for the next call */", id);
-    }
-    for (int i = 0; i < nreds; i++)
-        finish_reduction(c, reds[i], "", "n");
-    for (int i = 0; i < k->noutputs; i++)
-        if (!out_is_elem(c, i))
-            emit_store(c, i, "I");
-    line(c, "*counter = 0u; /* ready for the next call */");
-    close_scope(c);
 }
 
 /* Full reduction in one launch.  Each block folds a grid-stride share
@@ -2287,49 +2254,62 @@ static void emit_scalar_body(KCtx *c)
     round_elem(c, &rc);
     close_scope(c);
     reset_point(c);
+    /* Each block's partial goes to its slot, read back in block order by
+     * the last block (ordered), or with --atomic-reduce into the
+     * reduction's accumulator word at scratch + SCALAR_HEAD + 8 i by one
+     * atomic, which the last block reads and puts back to 0 -- the identity
+     * of every encoding of the preamble's fz_aadd/fz_aext -- for the next
+     * call.  Every block's writes precede its ticket behind a fence. */
     if (c->atomic) {
-        emit_scalar_atomic_combine(c, reds, nreds);
-        for (int i = 0; i < k->nvalues; i++)
-            c->reduced_val[i] = NULL;
-        buf_free(&n);
-        buf_free(&ps);
-        return;
-    }
-    line(c, "/* block partials, then the last block combines them in block order */");
+        line(c, "/* block partials combined with atomics (--atomic-reduce: not bitwise");
+        line(c, " * reproducible); the last block reads the totals */");
+    } else
+        line(c, "/* block partials, then the last block combines them in block order */");
     line(c, "__shared__ int fz_last;");
     line(c, "unsigned *counter = (unsigned *)scratch;");
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
         line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
-        line(c, "R%d::S *part%d = (R%d::S *)(scratch + %d + %d * %d);", id, id, id, SCALAR_HEAD,
-             i * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
-        line(c, "if (threadIdx.x == 0)");
-        line(c, "    part%d[blockIdx.x] = a%d;", id, id);
+        if (c->atomic) {
+            line(c, "A%d::W *acc%d = (A%d::W *)(scratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
+            line(c, "if (threadIdx.x == 0)");
+            line(c, "    A%d::put(acc%d, a%d);", id, id, id);
+        } else {
+            line(c, "R%d::S *part%d = (R%d::S *)(scratch + %d + %d * %d);", id, id, id, SCALAR_HEAD,
+                 i * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
+            line(c, "if (threadIdx.x == 0)");
+            line(c, "    part%d[blockIdx.x] = a%d;", id, id);
+        }
     }
     line(c, "__threadfence();");
-    line(c, "if (threadIdx.x == 0)");
-    line(c, "    fz_last = atomicAdd(counter, 1u) == gridDim.x - 1;");
-    line(c, "__syncthreads();");
-    line(c, "if (!fz_last)");
+    emit_ticket(c, "counter", "gridDim.x - 1");
+    line(c, c->atomic ? "if (!fz_last || threadIdx.x != 0)" : "if (!fz_last)");
     line(c, "    return;");
     line(c, "__threadfence();");
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        line(c, "a%d = R%d::init();", id, id);
-        line(c, "for (unsigned b = threadIdx.x; b < gridDim.x; b += BS)");
-        line(c, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + b));", id, id, id, id, id);
-        line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        if (c->atomic) {
+            line(c, "a%d = A%d::get(acc%d);", id, id, id);
+            line(c, "*acc%d = 0; /* the identity, for the next call */", id);
+        } else {
+            line(c, "a%d = R%d::init();", id, id);
+            line(c, "for (unsigned b = threadIdx.x; b < gridDim.x; b += BS)");
+            line(c, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + b));", id, id, id, id, id);
+            line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        }
     }
-    line(c, "if (threadIdx.x == 0) {");
-    open_scope(c);
-    for (int i = 0; i < nreds; i++) {
+    if (!c->atomic) {
+        line(c, "if (threadIdx.x == 0) {");
+        open_scope(c);
+    }
+    for (int i = 0; i < nreds; i++)
         finish_reduction(c, reds[i], "", "n");
-    }
     for (int i = 0; i < k->noutputs; i++)
         if (!out_is_elem(c, i))
             emit_store(c, i, "I");
     line(c, "*counter = 0u; /* ready for the next call */");
-    close_scope(c);
+    if (!c->atomic)
+        close_scope(c);
     close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
@@ -2392,50 +2372,6 @@ static int cols_vec_width(KCtx *c)
         return 1;
     int v = 16 / maxsz;
     return v > 4 ? 4 : v;
-}
-
-/* The split combine of a column tile with --atomic-reduce, inside
- * emit_cols_body's `if (!done)`: warp 0 adds (or maxes) its columns'
- * states into one accumulator word per (outer index, column) with an
- * atomic -- at scratch + cnt_bytes + 8 nO nI i for reduction i, instead of
- * nsplit partial slots -- and the block that takes the tile's last ticket
- * reads them into a<id>[j] and puts back 0 (the identity of every
- * encoding) and the counter 0, for the next call. */
-static void emit_cols_atomic_combine(KCtx *c, const IrNode **reds, int nreds)
-{
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "A%d::W *acc%d = (A%d::W *)(scratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id, id, id,
-             i * 8);
-        line(c, "if (ty == 0 && active)");
-        line(c, "#pragma unroll");
-        line(c, "    for (int j = 0; j < V; j++)");
-        line(c, "        A%d::put(acc%d + j, a%d[j]);", id, id, id);
-    }
-    line(c, "__threadfence();");
-    line(c, "__syncthreads();");
-    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
-    line(c, "if (threadIdx.x == 0)");
-    line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
-    line(c, "__syncthreads();");
-    line(c, "done = fz_last;");
-    line(c, "if (done) {");
-    open_scope(c);
-    line(c, "__threadfence();");
-    line(c, "if (ty == 0 && active) {");
-    open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
-        line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
-        line(c, "}");
-    }
-    close_scope(c);
-    line(c, "if (threadIdx.x == 0)");
-    line(c, "    *cnt = 0u; /* ready for the next call */");
-    close_scope(c);
 }
 
 static void emit_cols_body(KCtx *c)
@@ -2579,45 +2515,58 @@ static void emit_cols_body(KCtx *c)
     line(c, "int done = nsplit == 1;");
     line(c, "if (!done) {");
     open_scope(c);
-    if (c->atomic)
-        emit_cols_atomic_combine(c, reds, nreds);
-    for (int i = 0; i < nreds && !c->atomic; i++) {
+    /* Split over blocks: warp 0 stores its columns' states into the split's
+     * partial slots, read back in split order by the block that takes the
+     * tile's last ticket (ordered); or, with --atomic-reduce, into one
+     * accumulator word per (outer index, column) at
+     * scratch + cnt_bytes + 8 nO nI i with an atomic, which the last block
+     * reads and puts back to 0 (the identity of every encoding).  The last
+     * block also puts the counter back to 0, for the next call. */
+    for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
-             i * cols_slot(c), COLS_MAX_SPLIT);
+        if (c->atomic)
+            line(c, "A%d::W *acc%d = (A%d::W *)(scratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
+                 id, id, i * 8);
+        else
+            line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
+                 i * cols_slot(c), COLS_MAX_SPLIT);
         line(c, "if (ty == 0 && active)");
         line(c, "#pragma unroll");
         line(c, "    for (int j = 0; j < V; j++)");
-        line(c, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
+        if (c->atomic)
+            line(c, "        A%d::put(acc%d + j, a%d[j]);", id, id, id);
+        else
+            line(c, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
     }
-    if (!c->atomic) {
-        line(c, "__threadfence();");
-        line(c, "__syncthreads();");
-        line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
-        line(c, "if (threadIdx.x == 0)");
-        line(c, "    fz_last = atomicAdd(cnt, 1u) == (unsigned)nsplit - 1;");
-        line(c, "__syncthreads();");
-        line(c, "done = fz_last;");
-        line(c, "if (done) {");
-        open_scope(c);
-        line(c, "__threadfence();");
-        line(c, "if (ty == 0 && active) {");
-        open_scope(c);
-        for (int i = 0; i < nreds; i++) {
-            int id = reds[i]->id;
-            line(c, "#pragma unroll");
-            line(c, "for (int j = 0; j < V; j++) {");
+    line(c, "__threadfence();");
+    line(c, "__syncthreads();");
+    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
+    emit_ticket(c, "cnt", "(unsigned)nsplit - 1");
+    line(c, "done = fz_last;");
+    line(c, "if (done) {");
+    open_scope(c);
+    line(c, "__threadfence();");
+    line(c, "if (ty == 0 && active) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        if (c->atomic) {
+            line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+            line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+        } else {
             line(c, "    a%d[j] = R%d::init();", id, id);
             line(c, "    for (int z = 0; z < nsplit; z++)");
-            line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id, id,
-                 id, id, id);
-            line(c, "}");
+            line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id,
+                 id, id, id, id);
         }
-        close_scope(c);
-        line(c, "if (threadIdx.x == 0)");
-        line(c, "    *cnt = 0u; /* ready for the next call */");
-        close_scope(c);
+        line(c, "}");
     }
+    close_scope(c);
+    line(c, "if (threadIdx.x == 0)");
+    line(c, "    *cnt = 0u; /* ready for the next call */");
+    close_scope(c);
     close_scope(c);
     line(c, "if (done && ty == 0 && active) {");
     open_scope(c);
