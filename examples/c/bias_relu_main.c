@@ -10,15 +10,28 @@
  * folders beside this file (see README.md).
  *
  *   bias_relu_main [N [M]]        (default 2047 x 1001)
- * Exit status: 0 when the check passes, 1 otherwise (or on an error). */
-#include "bias_relu.h"
+ * Exit status: 0 when the check passes, 1 otherwise (or on an error).
+ *
+ * small_bias_relu_main.c is this driver for the same program under another
+ * name and default size: it defines the BR_* macros and includes this file. */
+#ifndef BR_FN
+#define BR_FN bias_relu
+#define BR_HEADER "bias_relu.h"
+#define BR_DEFAULT_N 2047
+#define BR_DEFAULT_M 1001
+#endif
+#define BR_STR2(x) #x
+#define BR_STR(x) BR_STR2(x)
+#define BR_CAT2(a, b) a##b
+#define BR_CAT(a, b) BR_CAT2(a, b)
+#include BR_HEADER
 #include "driver_util.h"
 
 int main(int argc, char **argv)
 {
-    int64_t n = du_size_arg(argc, argv, 1, 2047), m = du_size_arg(argc, argv, 2, 1001);
+    int64_t n = du_size_arg(argc, argv, 1, BR_DEFAULT_N), m = du_size_arg(argc, argv, 2, BR_DEFAULT_M);
     if (n < 0 || m < 0 || argc > 3) {
-        fprintf(stderr, "usage: bias_relu_main [N [M]] (positive sizes)\n");
+        fprintf(stderr, "usage: %s_main [N [M]] (positive sizes)\n", BR_STR(BR_FN));
         return 1;
     }
     int rc = 1;
@@ -45,12 +58,12 @@ int main(int argc, char **argv)
     CUDA_OK(cudaMemsetAsync(dy, 0xff, bytes, stream)); /* NaN: unwritten values show */
 
     /* tensor params in declared order, the result, the dims (N, M), the stream */
-    FUSERT_OK("bias_relu", bias_relu(dx, db, dy, n, m, (fusert_stream)stream));
+    FUSERT_OK(BR_STR(BR_FN), BR_FN(dx, db, dy, n, m, (fusert_stream)stream));
     CUDA_OK(cudaMemcpyAsync(y, dy, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
 
-    printf("bias_relu %lld x %lld in %d kernel(s)\n", (long long)n, (long long)m,
-           bias_relu_kernel_count());
+    printf("%s %lld x %lld in %d kernel(s)\n", BR_STR(BR_FN), (long long)n, (long long)m,
+           BR_CAT(BR_FN, _kernel_count)());
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < m; j++) {
             double v = (double)x[i * m + j] + (double)b[j];
@@ -68,5 +81,5 @@ fail:
     free(b);
     free(y);
     free(ref);
-    return du_verdict("bias_relu", rc);
+    return du_verdict(BR_STR(BR_FN), rc);
 }
