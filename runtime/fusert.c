@@ -154,11 +154,9 @@ fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
         return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
                                 "kernel index %d is out of range: module '%s' has %d kernels",
                                 index, p->name ? p->name : "?", p->nkernels);
-    const fusert_driver *d = fusert__driver();
-    if (!d)
-        return FUSERT_ERROR_NO_DEVICE;
+    const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__current_device(d, &dev);
+    fusert_status s = fusert__driver_device(&d, &dev);
     if (s != FUSERT_SUCCESS)
         return s;
     void **fns = __atomic_load_n(&p->functions[dev], __ATOMIC_ACQUIRE);
@@ -206,11 +204,9 @@ fusert_status fusert_device_sm_count(int *count)
 {
     if (!count)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_sm_count: count is NULL");
-    const fusert_driver *d = fusert__driver();
-    if (!d)
-        return FUSERT_ERROR_NO_DEVICE;
+    const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__current_device(d, &dev);
+    fusert_status s = fusert__driver_device(&d, &dev);
     if (s != FUSERT_SUCCESS)
         return s;
     int n = atomic_load_explicit(&sm_counts[dev], memory_order_relaxed);
@@ -235,11 +231,9 @@ fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
     *ptr = NULL;
     if (bytes == 0)
         return FUSERT_SUCCESS;
-    const fusert_driver *d = fusert__driver();
-    if (!d)
-        return FUSERT_ERROR_NO_DEVICE;
+    const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__current_device(d, &dev);
+    fusert_status s = fusert__driver_device(&d, &dev);
     if (s != FUSERT_SUCCESS)
         return s;
     CUdeviceptr p = 0;
@@ -303,11 +297,9 @@ fusert_status fusert_graph_begin(fusert_stream stream)
         return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
                                 "graph capture needs a created stream: the default (NULL) "
                                 "stream cannot be captured");
-    const fusert_driver *d = fusert__driver();
-    if (!d)
-        return FUSERT_ERROR_NO_DEVICE;
+    const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__current_device(d, &dev);
+    fusert_status s = fusert__driver_device(&d, &dev);
     if (s != FUSERT_SUCCESS)
         return s;
     /* Relaxed mode: a module loaded lazily by the first call inside the

@@ -144,6 +144,14 @@ fusert_status fusert__current_device(const fusert_driver *d, int *ordinal)
     return FUSERT_SUCCESS;
 }
 
+fusert_status fusert__driver_device(const fusert_driver **d, int *ordinal)
+{
+    *d = fusert__driver();
+    if (!*d)
+        return FUSERT_ERROR_NO_DEVICE;
+    return fusert__current_device(*d, ordinal);
+}
+
 /* Parse "sm_90", "sm_90a", "compute_80" or "90" into major.minor. */
 static int parse_arch(const char *s, int *major, int *minor)
 {

@@ -48,6 +48,9 @@ const fusert_driver *fusert__driver_quiet(void);
 /* Make sure a context is current on this thread (the primary context of
  * device 0 if none is) and return its device ordinal. */
 fusert_status fusert__current_device(const fusert_driver *d, int *ordinal);
+/* Both: the driver (FUSERT_ERROR_NO_DEVICE without one) and the current
+ * device's ordinal. */
+fusert_status fusert__driver_device(const fusert_driver **d, int *ordinal);
 /* Record a failed driver call: "<what>: CUDA_ERROR_X (text)". */
 fusert_status fusert__cuda_error(fusert_status s, CUresult r, const char *what);
 /* The compute capability of the current device (device 0 when no context
