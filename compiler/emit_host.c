@@ -18,7 +18,7 @@
  *
  * The typed entries pack their arguments into the three arrays the launch
  * stubs take (bufs by kernel, scalars by param index, dims by sym with the
- * static ones filled in); NAME_packed unpacks and calls NAME.  A kernel
+ * static ones filled in); NAME_packed checks and calls NAME_run too.  A kernel
  * whose outputs are all empty is skipped; any other kernel is launched even
  * when its input is empty (a reduction over an empty axis writes identities:
  * the stub decides).
@@ -1247,7 +1247,7 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
     emit_close(e, "}");
     (void)ndyn;
 
-    /* _packed: check the arrays and the static dims, unpack, call NAME */
+    /* _packed: check the arrays and the static dims, call NAME_run */
     emit_line(e, "%s", "");
     emit_open(e, arena_printf(a, "fusert_status %s_packed(void *const *buffers, const double *scalars,\n"
                                  "        const int64_t *dims, fusert_stream stream)\n{",
@@ -1281,34 +1281,28 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
                   f->name, f->syms[i], v, f->syms[i], v);
         emit_line(e, "                            (long long)dims[%d]);", i);
     }
+    /* straight to NAME_run, not through the exported NAME: one packing, and
+     * no call that another library's symbol of the same name could take
+     * (ELF interposition) when the module is loaded into a process.  The
+     * scalars go through the C type NAME takes, as they would there. */
     b.len = 0;
     int si = 0;
     for (int i = 0; i < f->nparams; i++) {
         const IrParam *pa = &f->params[i];
-        if (b.len)
-            buf_puts(&b, ",\n        ");
+        if (i)
+            buf_puts(&b, ", ");
         if (pa->is_tensor)
-            buf_printf(&b, "(const %s *)buffers[%d]", elem_ctype(pa->dtype), fi->pbuf[i]);
+            buf_puts(&b, "0");
         else if (pa->dtype == DT_BOOL)
-            buf_printf(&b, "scalars[%d] != 0", si++);
+            buf_printf(&b, "(double)(scalars[%d] != 0)", si++);
         else
-            buf_printf(&b, "(%s)scalars[%d]", scalar_ctype(pa->dtype), si++);
+            buf_printf(&b, "(double)(%s)scalars[%d]", scalar_ctype(pa->dtype), si++);
     }
-    for (int i = 0; i < f->nresults; i++) {
-        if (b.len)
-            buf_puts(&b, ",\n        ");
-        buf_printf(&b, "(%s *)buffers[%d]", elem_ctype(f->results[i].dtype), fi->ntensors + i);
-    }
-    for (int i = 0; i < f->nsyms; i++)
-        if (!sym_is_static(f, i)) {
-            if (b.len)
-                buf_puts(&b, ",\n        ");
-            buf_printf(&b, "dims[%d]", i);
-        }
-    if (b.len)
-        buf_puts(&b, ",\n        ");
-    buf_puts(&b, "stream");
-    emit_line(e, "return %s(%.*s);", fi->name, (int)b.len, b.data);
+    emit_line(e, "const double sc[] = {%s};", b.len ? b.data : "0");
+    if (f->nsyms == 0)
+        emit_line(e, "static const int64_t no_dims[1] = {0};");
+    emit_line(e, "return %s_run(buffers, sc, %s, 0, NULL, 0, stream);", fi->name,
+              f->nsyms ? "dims" : "no_dims");
     buf_free(&b);
     emit_close(e, "}");
     emit_line(e, "%s", "");
