@@ -1892,11 +1892,37 @@ struct RoundCtx {
     int final;   /* the output pass */
 };
 static int depends_on_red(KCtx *c, const IrNode *n);
+/* Row-only inputs (layernorm's g and b): one vector at rb, the same for
+ * every row, declared before the element loop `body` of a pass for each
+ * access that body reads (vb<a>.v[j]); then the body. */
+static void row_vec_loads(KCtx *c, int vw, Buf *body)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "rb";
+    for (int a = 0; a < c->nacc; a++) {
+        char use[32];
+        snprintf(use, sizeof use, "vb%d.v[j]", a);
+        if (!acc_rowvec(c, &c->acc[a], vw) || !body->data || !strstr(body->data, use))
+            continue;
+        Buf off = {0};
+        acc_offset(c, &c->acc[a], "I", &off);
+        line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(c->acc[a].node->dtype),
+             a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id], off.data);
+        buf_free(&off);
+    }
+    c->gi[g] = saved;
+    if (body->data)
+        buf_puts(c->out, body->data);
+}
+
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
     int vs = cached && rc->final && row_vec_width(c) > 1;
     int vw = cached ? row_vec_width(c) : 1;
+    Buf body = {0};
+    Buf *outer = NULL;
     if (cached) {
         /* V contiguous elements per lane and step: 16-byte accesses */
         line(c, "#pragma unroll");
@@ -1909,22 +1935,10 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
             if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
                 line(c, "fz_vec<%s, V> vo%d;", stype(c->k->outputs[i]->dtype), i);
         if (vw > 1) {
-            /* row-only inputs (g, b of layernorm): one vector at rb, the
-             * same for every row; a pass that does not use one lets the
-             * compiler drop its load */
-            int g = c->ng - 1;
-            const char *saved = c->gi[g];
-            c->gi[g] = "rb";
-            for (int a = 0; a < c->nacc; a++)
-                if (acc_rowvec(c, &c->acc[a], vw)) {
-                    Buf off = {0};
-                    acc_offset(c, &c->acc[a], "I", &off);
-                    line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);",
-                         stype(c->acc[a].node->dtype), a, stype(c->acc[a].node->dtype),
-                         c->inbuf[c->acc[a].node->id], off.data);
-                    buf_free(&off);
-                }
-            c->gi[g] = saved;
+            /* the element loop goes to `body` first: the row-only vectors
+             * it reads are declared in front of it (row_vec_loads) */
+            outer = c->out;
+            c->out = &body;
         }
         line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
@@ -1945,6 +1959,11 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
     c->rowvw = 0;
     if (cached) {
         close_scope(c);
+        if (outer) {
+            c->out = outer;
+            row_vec_loads(c, vw, &body);
+            buf_free(&body);
+        }
         if (vs) {
             /* the vectors start at rb: the reduced group's index */
             int g = c->ng - 1;
