@@ -30,7 +30,6 @@ export FUSERT_CACHE_DIR=/tmp/fusec-session-cache
 t00=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t00 )) s] $*"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
-git log -1 --format='commit %h %s' >> "$OUT/gpu.txt" 2>/dev/null
 for step in $steps; do
   case $step in
   tests)
