@@ -223,6 +223,8 @@ static void put_value(Buf *b, double v, DType t)
         buf_puts(b, "nan");
     else if (isinf(v))
         buf_puts(b, v > 0 ? "inf" : "-inf");
+    else if (t == DT_I64)
+        buf_printf(b, "%lld", (long long)double_to_i64(v));
     else if (dtype_is_int(t) || t == DT_BOOL)
         buf_printf(b, "%lld", (long long)v);
     else

@@ -109,13 +109,20 @@ static double round_int(double v, double lo, double hi)
     return v == 0 ? 0.0 : v; /* integers have no -0 */
 }
 
+int64_t double_to_i64(double v)
+{
+    v = round_to_dtype(v, DT_I64);
+    return v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v;
+}
+
 double round_to_dtype(double v, DType t)
 {
     switch (t) {
     case DT_BOOL: return v != 0 ? 1.0 : 0.0;
     case DT_I32: return round_int(v, -2147483648.0, 2147483647.0);
-    /* 2^63 is not an int64; the nearest double below it is 2^63 - 1024 */
-    case DT_I64: return round_int(v, -9223372036854775808.0, 9223372036854774784.0);
+    /* 2^63 is not an int64: it stands for INT64_MAX (the top of the
+     * range, the identity of min), which double_to_i64 gives back */
+    case DT_I64: return round_int(v, -9223372036854775808.0, 9223372036854775808.0);
     case DT_F16: return f16_bits_to_double(f16_bits_from_double(v));
     case DT_BF16: return bf16_bits_to_double(bf16_bits_from_double(v));
     case DT_F32: return round_f32(v);

@@ -254,7 +254,7 @@ static int alloc_or_fail(Run *r, Tensor *t, DType dt, int rank, const int64_t *d
 
 /* ---- elementwise ------------------------------------------------------------ */
 
-static int64_t as_i64(double v) { return (int64_t)round_to_dtype(v, DT_I64); }
+static int64_t as_i64(double v) { return double_to_i64(v); }
 
 /* Two's-complement wrap of an exact integer result to dtype t. */
 static double wrap_int(uint64_t u, DType t)

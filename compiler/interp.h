@@ -29,6 +29,9 @@ int tensor_strides(int rank, const int64_t *dims, int64_t *strides, int64_t *num
 
 /* Rounding to a dtype's set of values. */
 double round_to_dtype(double v, DType t);
+/* An i64 value of the interpreter as an int64: saturates, and 2^63 (the
+ * double that stands for INT64_MAX) gives INT64_MAX. */
+int64_t double_to_i64(double v);
 uint16_t f16_bits_from_double(double v);
 double f16_bits_to_double(uint16_t h);
 uint16_t bf16_bits_from_double(double v);

@@ -271,7 +271,7 @@ static void encode(unsigned char *p, double v, DType t)
     switch (t) {
     case DT_BOOL: u = v != 0; break;
     case DT_I32: u = (uint32_t)(int32_t)round_to_dtype(v, DT_I32); break;
-    case DT_I64: u = (uint64_t)(int64_t)round_to_dtype(v, DT_I64); break;
+    case DT_I64: u = (uint64_t)double_to_i64(v); break;
     case DT_F16: u = f16_bits_from_double(v); break;
     case DT_BF16: u = bf16_bits_from_double(v); break;
     case DT_F32: {

@@ -280,7 +280,11 @@ static void test_half(void)
     CHECK_VAL(round_to_dtype(NAN, DT_I32), 0);
     CHECK_VAL(round_to_dtype(1e10, DT_I32), 2147483647);
     CHECK_VAL(round_to_dtype(-1e10, DT_I32), -2147483648.0);
-    CHECK_VAL(round_to_dtype(1e30, DT_I64), 9223372036854774784.0);
+    CHECK_VAL(round_to_dtype(1e30, DT_I64), 9223372036854775808.0);
+    CHECK(double_to_i64(1e30) == INT64_MAX);
+    CHECK(double_to_i64(9223372036854775808.0) == INT64_MAX);
+    CHECK(double_to_i64(-1e30) == INT64_MIN);
+    CHECK(double_to_i64(9223372036854774784.0) == 9223372036854774784LL);
     CHECK_VAL(round_to_dtype(NAN, DT_BOOL), 1);
     CHECK_VAL(round_to_dtype(-0.0, DT_BOOL), 0);
     CHECK_VAL(round_to_dtype(0.5, DT_BOOL), 1);

@@ -14,6 +14,9 @@
 #   bench     the benchmark suite in f32, bf16 and f16 (tools/bench/bench.py),
 #             and small_bias_relu timed from C (tools/bench/small_bias_relu.c)
 #   scale     the suite's scaling (2^20, 2^24, 2^28) and launch sweep
+#   profile   Nsight Compute over fusec's and torch.compile's kernels for
+#             PROFILE_CASES (default colsum,chain12,softmax_rows) in f32 and
+#             softmax_rows in bf16: throughput, memory, occupancy, launch (csv)
 #
 #   build here:  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release &&
 #                cmake --build build-dev -j2 --target fusec fusert fusert_static nvrtc-check
@@ -91,6 +94,17 @@ for step in $steps; do
         --reps 20 --cases bias_relu --dtypes f32 --scale --sweep --json "$OUT/scale.json" \
         > "$OUT/scale.md" 2> "$OUT/scale.err"
     echo "scale rc=$?"; cat "$OUT/scale.md"
+    ;;
+  profile)
+    stamp "ncu"
+    timeout ${T_PROF:-240} ncu --clock-control none --target-processes all \
+        -k "regex:^(colsum|chain12|softmax_rows|sum_abs|bias_relu|layernorm_rows|rmsnorm|triton)" \
+        --launch-count ${PROF_LAUNCHES:-200} --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --csv --page details \
+        python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" --reps 2 \
+        --cases ${PROFILE_CASES:-colsum,chain12,softmax_rows} --dtypes ${PROFILE_DTYPES:-f32,bf16} \
+        --skip fusec_nvrtc,nofusion,jax > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+    echo "ncu rc=$?"; wc -l "$OUT/ncu.csv"; grep -v "^==PROF==" "$OUT/ncu.err" | tail -5
     ;;
   *) echo "unknown step $step"; exit 2 ;;
   esac
