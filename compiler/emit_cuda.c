@@ -172,6 +172,12 @@ static const char *stype(DType t)
     }
 }
 
+/* The dtype of a kernel input or output in device memory: its own, except
+ * that f16 and bf16 intermediates (stored by one kernel for another) are
+ * kept in f32, so that splitting a fn into kernels rounds nothing that the
+ * fused kernel keeps in f32 registers (fuse_mem_dtype, fusion.h). */
+#define MDT(c, n) fuse_mem_dtype((c)->f, (n))
+
 /* the dtype whose compute type a dtype uses */
 static DType cdtype(DType t)
 {
@@ -467,7 +473,7 @@ static int acc_rowvec(const KCtx *c, const Access *a, int vw)
 {
     if (vw <= 1 || c->ng < 1 || !c->gred[c->ng - 1] || acc_cached(c, a) || c->role[a->node->id] != 'i')
         return 0;
-    if (dtype_size(a->node->dtype) * vw > 16)
+    if (dtype_size(MDT(c, a->node)) * vw > 16)
         return 0;
     for (int g = 0; g < c->ng; g++)
         if ((acc_dim(a, c->glast[g]) >= 0) != (g == c->ng - 1))
@@ -847,7 +853,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         if (converted)
             buf_puts(&conv, e.data);
         else
-            load_conv(&conv, n->dtype, e.data);
+            load_conv(&conv, MDT(c, n), e.data);
         Inst *in = new_inst(c, n, map);
         line(c, "const %s %s = %s;", ctype(n->dtype), in->name, conv.data);
         buf_free(&e);
@@ -1027,11 +1033,11 @@ static void common_params(KCtx *c, Buf *b)
     int nin = ntensor_inputs(c);
     for (int j = 0; j < nin; j++) {
         SEP();
-        buf_printf(b, "const %s *__restrict__ in%d", stype(tensor_input(c, j)->dtype), j);
+        buf_printf(b, "const %s *__restrict__ in%d", stype(MDT(c, tensor_input(c, j))), j);
     }
     for (int j = 0; j < c->k->noutputs; j++) {
         SEP();
-        buf_printf(b, "%s *__restrict__ out%d", stype(c->k->outputs[j]->dtype), j);
+        buf_printf(b, "%s *__restrict__ out%d", stype(MDT(c, c->k->outputs[j])), j);
     }
     for (int p = 0; p < c->f->nparams; p++)
         if (!c->f->params[p].is_tensor && uses_param(c, p)) {
@@ -1175,7 +1181,7 @@ static void emit_store(KCtx *c, int i, const char *itype)
     out_map(c, n, m);
     const char *v = emit_value(c, n, m);
     Buf s = {0}, off = {0};
-    store_conv(&s, n->dtype, v);
+    store_conv(&s, MDT(c, n), v);
     Access a = {n, {0}};
     memcpy(a.map, m, IR_MAX_RANK);
     if ((c->vec || c->vecstore) && acc_full(c, &a)) {
@@ -1210,15 +1216,15 @@ static int loop_vec_width(const KCtx *c)
 {
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
-            maxsz = dtype_size(c->acc[a].node->dtype);
+        if (acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
     for (int i = 0; i < c->k->noutputs; i++) {
         int8_t m[IR_MAX_RANK];
         Access a = {c->k->outputs[i], {0}};
         out_map(c, c->k->outputs[i], m);
         memcpy(a.map, m, IR_MAX_RANK);
-        if (acc_full(c, &a) && dtype_size(a.node->dtype) > maxsz)
-            maxsz = dtype_size(a.node->dtype);
+        if (acc_full(c, &a) && dtype_size(MDT(c, a.node)) > maxsz)
+            maxsz = dtype_size(MDT(c, a.node));
     }
     if (maxsz == 0 || c->ng == 0)
         return 1;
@@ -1266,13 +1272,13 @@ static int row_vec_width(KCtx *c)
         return 1;
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
-            maxsz = dtype_size(c->acc[a].node->dtype);
+        if (acc_cached(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
     if (!maxsz)
         return 1;
     for (int i = 0; i < c->k->noutputs; i++)
-        if (out_is_elem(c, i) && dtype_size(c->k->outputs[i]->dtype) > maxsz)
-            maxsz = dtype_size(c->k->outputs[i]->dtype);
+        if (out_is_elem(c, i) && dtype_size(MDT(c, c->k->outputs[i])) > maxsz)
+            maxsz = dtype_size(MDT(c, c->k->outputs[i]));
     int v = 16 / maxsz;
     return v > 8 ? 8 : v;
 }
@@ -1382,8 +1388,8 @@ static int scalar_vec_width(KCtx *c)
             return 1;
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
-            maxsz = dtype_size(c->acc[a].node->dtype);
+        if (acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
     if (!maxsz)
         return 1;
     int v = 16 / maxsz;
@@ -1601,8 +1607,8 @@ static void loop_vec_loads(KCtx *c, int V, const char *iv, const char *sfx, int 
         decompose(c, iv, -1);
     for (int a = 0; a < c->nacc; a++)
         if (acc_full(c, &c->acc[a]))
-            line(c, "const fz_vec<%s, %d> va%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", stype(c->acc[a].node->dtype),
-                 V, a, sfx, stype(c->acc[a].node->dtype), V, c->inbuf[c->acc[a].node->id], iv);
+            line(c, "const fz_vec<%s, %d> va%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", stype(MDT(c, c->acc[a].node)),
+                 V, a, sfx, stype(MDT(c, c->acc[a].node)), V, c->inbuf[c->acc[a].node->id], iv);
     c->sfx = NULL;
 }
 
@@ -1616,7 +1622,7 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
         out_map(c, k->outputs[i], a.map);
         fullout[i] = acc_full(c, &a);
         if (fullout[i])
-            line(c, "fz_vec<%s, %d> vo%d%s;", stype(k->outputs[i]->dtype), V, i, sfx);
+            line(c, "fz_vec<%s, %d> vo%d%s;", stype(MDT(c, k->outputs[i])), V, i, sfx);
     }
     /* the group indices of this copy (decomposed by loop_vec_loads) */
     for (int g = 0; g < c->ng; g++) {
@@ -1645,7 +1651,7 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
         c->gi[g] = NULL;
     for (int i = 0; i < k->noutputs && i < 64; i++)
         if (fullout[i])
-            line(c, "*(fz_vec<%s, %d> *)(out%d + %s) = vo%d%s;", stype(k->outputs[i]->dtype), V, i, iv, i, sfx);
+            line(c, "*(fz_vec<%s, %d> *)(out%d + %s) = vo%d%s;", stype(MDT(c, k->outputs[i])), V, i, iv, i, sfx);
     c->sfx = NULL;
 }
 
@@ -1907,8 +1913,8 @@ static void row_vec_loads(KCtx *c, int vw, Buf *body)
             continue;
         Buf off = {0};
         acc_offset(c, &c->acc[a], "I", &off);
-        line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(c->acc[a].node->dtype),
-             a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id], off.data);
+        line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(MDT(c, c->acc[a].node)),
+             a, stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id], off.data);
         buf_free(&off);
     }
     c->gi[g] = saved;
@@ -1933,7 +1939,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
             if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
-                line(c, "fz_vec<%s, V> vo%d;", stype(c->k->outputs[i]->dtype), i);
+                line(c, "fz_vec<%s, V> vo%d;", stype(MDT(c, c->k->outputs[i])), i);
         if (vw > 1) {
             /* the element loop goes to `body` first: the row-only vectors
              * it reads are declared in front of it (row_vec_loads) */
@@ -1975,7 +1981,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
                     out_map(c, c->k->outputs[i], a.map);
                     Buf off = {0};
                     acc_offset(c, &a, "I", &off);
-                    line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(c->k->outputs[i]->dtype), i, off.data, i);
+                    line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i, off.data, i);
                     buf_free(&off);
                 }
             c->gi[g] = saved;
@@ -2066,12 +2072,12 @@ static void emit_row_body(KCtx *c, int cached)
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a])) {
                 Buf off = {0}, e = {0}, cv = {0};
-                const char *st = stype(c->acc[a].node->dtype);
+                const char *st = stype(MDT(c, c->acc[a].node));
                 acc_offset(c, &c->acc[a], "I", &off);
                 line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st,
                      c->inbuf[c->acc[a].node->id], off.data);
                 buf_printf(&e, "t%d.v[j]", a);
-                load_conv(&cv, c->acc[a].node->dtype, e.data);
+                load_conv(&cv, MDT(c, c->acc[a].node), e.data);
                 line(c, "#pragma unroll");
                 line(c, "for (int j = 0; j < V; j++)");
                 line(c, "    xc%d[kk * V + j] = %s;", a, cv.data);
@@ -2224,7 +2230,7 @@ static void emit_scalar_body(KCtx *c)
             for (int a = 0; a < c->nacc; a++)
                 if (acc_full(c, &c->acc[a]))
                     line(c, "const fz_vec<%s, V> va%d%s = *(const fz_vec<%s, V> *)(in%d + %s);",
-                         stype(c->acc[a].node->dtype), a, u ? "_b" : "", stype(c->acc[a].node->dtype),
+                         stype(MDT(c, c->acc[a].node)), a, u ? "_b" : "", stype(MDT(c, c->acc[a].node)),
                          c->inbuf[c->acc[a].node->id], u ? "i_b" : "i");
         for (int u = 0; u < 2; u++) {
             line(c, "#pragma unroll");
@@ -2245,8 +2251,8 @@ static void emit_scalar_body(KCtx *c)
         open_scope(c);
         for (int a = 0; a < c->nacc; a++)
             if (acc_full(c, &c->acc[a]))
-                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", stype(c->acc[a].node->dtype),
-                     a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id]);
+                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", stype(MDT(c, c->acc[a].node)),
+                     a, stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id]);
         line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
         open_scope(c);
@@ -2385,8 +2391,8 @@ static int cols_vec_width(KCtx *c)
             return 1;
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_full(c, &c->acc[a]) && dtype_size(c->acc[a].node->dtype) > maxsz)
-            maxsz = dtype_size(c->acc[a].node->dtype);
+        if (acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
     if (!maxsz)
         return 1;
     int v = 16 / maxsz;
@@ -2481,8 +2487,8 @@ static void emit_cols_body(KCtx *c)
             if (acc_full(c, &c->acc[a])) {
                 Buf off = {0};
                 acc_offset(c, &c->acc[a], "I", &off);
-                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(c->acc[a].node->dtype),
-                     a, stype(c->acc[a].node->dtype), c->inbuf[c->acc[a].node->id], off.data);
+                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(MDT(c, c->acc[a].node)),
+                     a, stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id], off.data);
                 buf_free(&off);
             }
         line(c, "#pragma unroll");
@@ -2824,13 +2830,13 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             for (int a = 0; a < c->nacc; a++)
                 if (acc_full(c, &c->acc[a]))
                     buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               V * dtype_size(c->acc[a].node->dtype));
+                               V * dtype_size(MDT(c, c->acc[a].node)));
             for (int i = 0; i < k->noutputs; i++) {
                 Access a = {k->outputs[i], {0}};
                 out_map(c, k->outputs[i], a.map);
                 if (acc_full(c, &a))
                     buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
-                               V * dtype_size(k->outputs[i]->dtype));
+                               V * dtype_size(MDT(c, k->outputs[i])));
             }
             if (c->ng > 1)
                 buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
@@ -2865,7 +2871,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             for (int a = 0; a < c->nacc; a++)
                 if (acc_full(c, &c->acc[a]))
                     buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               vw * dtype_size(c->acc[a].node->dtype));
+                               vw * dtype_size(MDT(c, c->acc[a].node)));
             buf_printf(b, "    const int64_t tiles_x = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
         } else
             buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
@@ -2897,7 +2903,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             for (int a = 0; a < c->nacc; a++)
                 if (acc_full(c, &c->acc[a]))
                     buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               v[0].vw * dtype_size(c->acc[a].node->dtype));
+                               v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
             buf_puts(b, "    if (vec) {\n");
             buf_printf(b, "        blocks = (n + %d) / %d;\n", 512 * v[0].vw - 1, 512 * v[0].vw);
             buf_printf(b, "        if (blocks > (int64_t)sm_count * 4)\n            blocks = (int64_t)sm_count * 4;\n"
@@ -2931,11 +2937,11 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     for (int a = 0; a < c->nacc; a++)
                         if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], v[i].vw))
                             buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
-                                       c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(c->acc[a].node->dtype));
+                                       c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(MDT(c, c->acc[a].node)));
                     for (int o = 0; o < k->noutputs; o++)
                         if (out_is_elem(c, o) && depends_on_red(c, k->outputs[o]))
                             buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
-                                       v[i].vw * dtype_size(k->outputs[o]->dtype));
+                                       v[i].vw * dtype_size(MDT(c, k->outputs[o])));
                     buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
                 } else
                     buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);

@@ -887,7 +887,10 @@ static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
     for (int i = 0; i < fi->ninter; i++) {
         Buf c = {0}, s = {0};
         value_comment(&c, a, fi, fi->inter[i]);
-        put_bytes(&s, fi->inter[i]->dtype, &fi->inter[i]->shape);
+        DType md = fuse_mem_dtype(fi->fn, fi->inter[i]);
+        if (md != fi->inter[i]->dtype)
+            buf_printf(&c, ", kept as %s", dtype_name(md));
+        put_bytes(&s, md, &fi->inter[i]->shape);
         emit_line(e, "off[%d] = at; /* %.*s */", i, (int)c.len, c.data);
         emit_line(e, "at = fusec_align(fusec_add(at, %.*s));", (int)s.len, s.data);
         buf_free(&c);

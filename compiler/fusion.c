@@ -1557,3 +1557,19 @@ void fuse_print_dot(FILE *out, Plan **plans, int nplans)
     }
     fputs("}\n", out);
 }
+
+DType fuse_mem_dtype(const IrFunc *f, const IrNode *n)
+{
+    for (;;) {
+        if (n->dtype != DT_F16 && n->dtype != DT_BF16)
+            return n->dtype;
+        if (n->op == OP_PARAM)
+            return n->dtype;
+        for (int r = 0; r < f->nresults; r++)
+            if (f->results[r].node == n)
+                return n->dtype; /* a result view has a buffer of its own */
+        if (!is_view(n) || n->nin < 1)
+            return DT_F32;
+        n = n->in[0].node; /* another view is stored as its operand */
+    }
+}

@@ -181,6 +181,13 @@ Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt);
  * many inputs run higher (adam_step: ~50 here, 64 for ptxas). */
 int fuse_estimate_registers(const IrFunc *f, const Kernel *k);
 
+/* The dtype value n has in device memory when a kernel reads or writes it:
+ * its own for params and results (the caller's buffers), f32 for an f16 or
+ * bf16 intermediate (a buffer of the workspace).  An intermediate is rounded
+ * only where the fused kernel would round it: at casts, not at the kernel
+ * boundary, so a split (or --no-fusion) gives the fused kernel's results. */
+DType fuse_mem_dtype(const IrFunc *f, const IrNode *n);
+
 /* Reports (main.c calls these for --emit=plan|fusion|dot). */
 void fuse_print_json(FILE *out, Plan **plans, int nplans);
 void fuse_print_text(FILE *out, Plan **plans, int nplans);
