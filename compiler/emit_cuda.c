@@ -1461,12 +1461,26 @@ static int plan_variants(KCtx *c, Variant *v)
             add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
             v[n - 1].vw = vw;
         } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: on chip up to 1024 or 4096 elements, picked at launch */
+            /* symbolic row: on chip up to 1024, 4096 or 8192 elements (as
+             * the static rows), picked at launch.  Rows whose length or
+             * address rules out 16-byte accesses take the element-wise
+             * twins: without them an odd row length fell through to the
+             * looped kernel, which reads the row twice or three times
+             * (29% of copy at 333 elements on the H200, 73% at 3001). */
+            int vw = row_vec_width(c);
             add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
-            v[n - 1].vw = row_vec_width(c);
-            /* a block of 256 threads per row, 16 elements each */
+            v[n - 1].vw = vw;
+            if (vw > 1)
+                add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024s");
+            /* a block of 256 threads per row, 16 or 32 elements each */
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
-            v[n - 1].vw = row_vec_width(c);
+            v[n - 1].vw = vw;
+            /* (no element-wise twin of 4096: ptxas spilled it; _r8192s
+             * takes those rows) */
+            add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
+            v[n - 1].vw = vw;
+            if (vw > 1)
+                add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192s");
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
@@ -2351,7 +2365,6 @@ static void emit_scalar_body(KCtx *c)
 /* are many; the last of a tile's blocks combines the partials in split  */
 /* order (deterministic) and resets the tile's counter.                  */
 
-enum { COLS_MAX_SPLIT = 64 };
 
 /* bytes of a reduction state (as the preamble lays it out) */
 static int red_state_bytes(const IrNode *n)
@@ -2556,8 +2569,8 @@ static void emit_cols_body(KCtx *c)
             line(c, "A%d::W *acc%d = (A%d::W *)(scratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
                  id, id, i * 8);
         else
-            line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * %d * nO * nI);", id, id, id,
-                 i * cols_slot(c), COLS_MAX_SPLIT);
+            line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * nsplit * nO * nI);", id, id, id,
+                 i * cols_slot(c));
         line(c, "if (ty == 0 && active)");
         line(c, "#pragma unroll");
         line(c, "    for (int j = 0; j < V; j++)");
@@ -2574,24 +2587,66 @@ static void emit_cols_body(KCtx *c)
     line(c, "if (done) {");
     open_scope(c);
     line(c, "__threadfence();");
-    line(c, "if (ty == 0 && active) {");
-    open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        if (c->atomic) {
-            line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
-            line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
-        } else {
-            line(c, "    a%d[j] = R%d::init();", id, id);
-            line(c, "    for (int z = 0; z < nsplit; z++)");
-            line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));", id,
-                 id, id, id, id);
+    /* the 8-warp combine for states of one or two words without division;
+     * Welford (var, std) and argmax states keep one warp: their combine
+     * divides or compares indices, and ptxas spilled the 8-warp form */
+    int par = !c->atomic;
+    for (int i = 0; i < nreds; i++)
+        if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
+            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            par = 0;
+    if (!par) {
+        line(c, "if (ty == 0 && active) {");
+        open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            if (c->atomic) {
+                line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+                line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+            } else {
+                line(c, "    a%d[j] = R%d::init();", id, id);
+                line(c, "    for (int z = 0; z < nsplit; z++)");
+                line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                     id, id, id, id, id);
+            }
+            line(c, "}");
         }
-        line(c, "}");
+        close_scope(c);
+    } else {
+        /* all 8 warps read the partials, warp ty the splits ty, ty + 8, ...,
+         * 4 loads in flight each; then the 8 states combine in warp order
+         * (one warp reading all splits one after another left the whole
+         * GPU waiting on the last tile's 64 round trips to L2) */
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            line(c, "    a%d[j] = R%d::init();", id, id);
+            line(c, "    if (active) {");
+            line(c, "        #pragma unroll 4");
+            line(c, "        for (int z = ty; z < nsplit; z += 8)");
+            line(c, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                 id, id, id, id, id);
+            line(c, "    }");
+            line(c, "    sh%d[ty][tx * V + j] = a%d[j];", id, id);
+            line(c, "}");
+        }
+        line(c, "__syncthreads();");
+        line(c, "if (ty == 0) {");
+        open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            line(c, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
+            line(c, "    for (int q = 1; q < 8; q++)");
+            line(c, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
+            line(c, "}");
+        }
+        close_scope(c);
     }
-    close_scope(c);
     line(c, "if (threadIdx.x == 0)");
     line(c, "    *cnt = 0u; /* ready for the next call */");
     close_scope(c);
@@ -2794,9 +2849,9 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         host_cols_sizes(c, b);
         buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
                       "    (void)R;\n"
-                      "    /* tile counters, then per reduction %d splits of partials */\n"
-                      "    return (size_t)(cnt_bytes + (int64_t)%d * %d * nO * nI);\n",
-                   COLS_MAX_SPLIT, nreds * cols_slot(c), COLS_MAX_SPLIT);
+                      "    /* tile counters, then per reduction the partials of the most splits */\n"
+                      "    return (size_t)(cnt_bytes + (int64_t)%d * fzk_cols_splits(nO * nI) * nO * nI);\n",
+                   nreds * cols_slot(c));
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
@@ -2881,7 +2936,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
                     "    /* split the reduced range until the grid is several waves deep */\n"
                     "    int64_t ns = ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
-        buf_printf(b, "    if (ns > %d)\n        ns = %d;\n", COLS_MAX_SPLIT, COLS_MAX_SPLIT);
+        buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
         buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
                     "    nsplit = (int)ns;\n");
         if (vw > 1) {
@@ -2991,6 +3046,15 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "        sh++;\n"
              "    *s = sh;\n"
              "    *m = (unsigned)(((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d) / (uint64_t)d + 1);\n"
+             "}\n"
+             "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
+             " * over, for n kept outputs: 64, or up to 2048 while the partials stay\n"
+             " * within 2^20 states (a narrow matrix needs many splits to fill the GPU:\n"
+             " * 96 columns in 64 blocks ran at 20%% of copy on the H200). */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
+             "{\n"
+             "    int64_t s = n > 0 ? ((int64_t)1 << 20) / n : 2048;\n"
+             "    return s < 64 ? 64 : s > 2048 ? 2048 : s;\n"
              "}\n");
     int base = 0;
     for (int p = 0; p < nplans; p++)

@@ -94,7 +94,10 @@ class FusecLib:
 
     def __init__(self, args, case, dt, target, no_fusion, static, workdir):
         self.case, self.fn = case, case["fn"]
-        tag = f"{self.fn}_{dt}_{target}{'_nofuse' if no_fusion else ''}{'_static' if static else ''}"
+        # static builds carry their sizes in the name: dlopen of a path it
+        # has loaded returns that library again, whatever is on disk now
+        sizes = "_".join(f"{k}{v}" for k, v in sorted(case["dims"].items()))
+        tag = f"{self.fn}_{dt}_{target}{'_nofuse' if no_fusion else ''}{'_static_' + sizes if static else ''}"
         src = os.path.join(workdir, tag + ".fuse")
         with open(src, "w") as f:
             f.write(case["src"].format(dt=dt))
