@@ -1464,9 +1464,10 @@ static int plan_variants(KCtx *c, Variant *v)
             /* symbolic row: on chip up to 1024, 4096 or 8192 elements (as
              * the static rows), picked at launch.  Rows whose length or
              * address rules out 16-byte accesses take the element-wise
-             * twins: without them an odd row length fell through to the
-             * looped kernel, which reads the row twice or three times
-             * (29% of copy at 333 elements on the H200, 73% at 3001). */
+             * twin up to 1024: without it an odd row length fell through to
+             * the looped kernel, which reads the row two or three times (333
+             * elements on the H200: softmax 29% -> 34% of copy, layernorm
+             * 28% -> 64%, rmsnorm 40% -> 81%). */
             int vw = row_vec_width(c);
             add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
             v[n - 1].vw = vw;
@@ -1475,12 +1476,12 @@ static int plan_variants(KCtx *c, Variant *v)
             /* a block of 256 threads per row, 16 or 32 elements each */
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
             v[n - 1].vw = vw;
-            /* (no element-wise twin of 4096: ptxas spilled it; _r8192s
-             * takes those rows) */
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
             v[n - 1].vw = vw;
-            if (vw > 1)
-                add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192s");
+            /* no element-wise twins past 1024: on the H200 an _r8192s ran
+             * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
+             * below the looped kernel's 73% and 74% (rmsnorm: 84% against
+             * 76%); _r4096s spilled */
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
@@ -2487,8 +2488,10 @@ static void emit_cols_body(KCtx *c)
     }
     line(c, "if (active) {");
     open_scope(c);
-    /* 4 rows a step: four independent 16-byte loads in flight per thread
-     * (the H200 ran the loop one load at a time at 85% of DRAM peak, ncu) */
+    /* 4 rows a step: four independent loads in flight per thread (ncu on
+     * the H200: colsum's loop, one load at a time, ran at 85% of DRAM
+     * peak).  "#pragma unroll (V > 1 ? 4 : 1)" made ptxas spill the
+     * element-wise Welford kernel of tests/codegen/kernel-reduce-middle.fuse. */
     line(c, "#pragma unroll 4");
     line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
     open_scope(c);
@@ -2595,30 +2598,15 @@ static void emit_cols_body(KCtx *c)
         if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
             reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
             par = 0;
-    if (!par) {
-        line(c, "if (ty == 0 && active) {");
+    if (par) {
+        /* 16-byte variants: all 8 warps read the partials, warp ty the
+         * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states
+         * combine in warp order.  On the H200 this took colsum's symbolic
+         * build from 161.8 to 142.8 us.  The element-wise variant (V == 1)
+         * keeps one warp: with the new form odd widths ran slower (3001
+         * columns: 40% of copy against 59%), cause not isolated. */
+        line(c, "if (V > 1) {");
         open_scope(c);
-        for (int i = 0; i < nreds; i++) {
-            int id = reds[i]->id;
-            line(c, "#pragma unroll");
-            line(c, "for (int j = 0; j < V; j++) {");
-            if (c->atomic) {
-                line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
-                line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
-            } else {
-                line(c, "    a%d[j] = R%d::init();", id, id);
-                line(c, "    for (int z = 0; z < nsplit; z++)");
-                line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
-                     id, id, id, id, id);
-            }
-            line(c, "}");
-        }
-        close_scope(c);
-    } else {
-        /* all 8 warps read the partials, warp ty the splits ty, ty + 8, ...,
-         * 4 loads in flight each; then the 8 states combine in warp order
-         * (one warp reading all splits one after another left the whole
-         * GPU waiting on the last tile's 64 round trips to L2) */
         for (int i = 0; i < nreds; i++) {
             int id = reds[i]->id;
             line(c, "#pragma unroll");
@@ -2646,7 +2634,27 @@ static void emit_cols_body(KCtx *c)
             line(c, "}");
         }
         close_scope(c);
+        close_scope(c);
+        line(c, "else");
     }
+    line(c, "if (ty == 0 && active) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        if (c->atomic) {
+            line(c, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+            line(c, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+        } else {
+            line(c, "    a%d[j] = R%d::init();", id, id);
+            line(c, "    for (int z = 0; z < nsplit; z++)");
+            line(c, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                 id, id, id, id, id);
+        }
+        line(c, "}");
+    }
+    close_scope(c);
     line(c, "if (threadIdx.x == 0)");
     line(c, "    *cnt = 0u; /* ready for the next call */");
     close_scope(c);
@@ -3048,11 +3056,15 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "    *m = (unsigned)(((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d) / (uint64_t)d + 1);\n"
              "}\n"
              "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
-             " * over, for n kept outputs: 64, or up to 2048 while the partials stay\n"
-             " * within 2^20 states (a narrow matrix needs many splits to fill the GPU:\n"
-             " * 96 columns in 64 blocks ran at 20%% of copy on the H200). */\n"
+             " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
+             " * up to 2048, 2^20 partial states at most.  On the H200, 96 columns in\n"
+             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%; but 768 to 2048 columns\n"
+             " * ran slower with 264 to 704 splits than with 64 (60-71%% against\n"
+             " * 71-77%%): the last block of a tile reads every split. */\n"
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
              "{\n"
+             "    if (n > 256)\n"
+             "        return 64;\n"
              "    int64_t s = n > 0 ? ((int64_t)1 << 20) / n : 2048;\n"
              "    return s < 64 ? 64 : s > 2048 ? 2048 : s;\n"
              "}\n");
