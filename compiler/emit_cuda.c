@@ -2379,6 +2379,25 @@ static int red_state_bytes(const IrNode *n)
     }
 }
 
+/* After each warp ty has put its states in sh<id>[ty]: warp 0 combines the
+ * 8 warps' states of each of its columns in warp order (deterministic). */
+static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds)
+{
+    line(c, "__syncthreads();");
+    line(c, "if (ty == 0) {");
+    open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        line(c, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
+        line(c, "    for (int q = 1; q < 8; q++)");
+        line(c, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
+        line(c, "}");
+    }
+    close_scope(c);
+}
+
 /* bytes per partial state in the column scheme's scratch */
 static int cols_slot(const KCtx *c)
 {
@@ -2543,19 +2562,7 @@ static void emit_cols_body(KCtx *c)
         line(c, "for (int j = 0; j < V; j++)");
         line(c, "    sh%d[ty][tx * V + j] = a%d[j];", reds[i]->id, reds[i]->id);
     }
-    line(c, "__syncthreads();");
-    line(c, "if (ty == 0) {");
-    open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        line(c, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
-        line(c, "    for (int q = 1; q < 8; q++)");
-        line(c, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
-        line(c, "}");
-    }
-    close_scope(c);
+    emit_cols_warp_combine(c, reds, nreds);
     line(c, "int done = nsplit == 1;");
     line(c, "if (!done) {");
     open_scope(c);
@@ -2621,19 +2628,7 @@ static void emit_cols_body(KCtx *c)
             line(c, "    sh%d[ty][tx * V + j] = a%d[j];", id, id);
             line(c, "}");
         }
-        line(c, "__syncthreads();");
-        line(c, "if (ty == 0) {");
-        open_scope(c);
-        for (int i = 0; i < nreds; i++) {
-            int id = reds[i]->id;
-            line(c, "#pragma unroll");
-            line(c, "for (int j = 0; j < V; j++) {");
-            line(c, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
-            line(c, "    for (int q = 1; q < 8; q++)");
-            line(c, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
-            line(c, "}");
-        }
-        close_scope(c);
+        emit_cols_warp_combine(c, reds, nreds);
         close_scope(c);
         line(c, "else");
     }
