@@ -2608,10 +2608,11 @@ static void emit_cols_body(KCtx *c)
     if (par) {
         /* 16-byte variants: all 8 warps read the partials, warp ty the
          * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states
-         * combine in warp order.  On the H200 this took colsum's symbolic
-         * build from 161.8 to 142.8 us.  The element-wise variant (V == 1)
-         * keeps one warp: with the new form odd widths ran slower (3001
-         * columns: 40% of copy against 59%), cause not isolated. */
+         * combine in warp order.  On the H200 colsum's symbolic build took
+         * 161.8 us before the 4-row unroll, 150.7 with it, 142.8 with this
+         * as well (separate runs).  The element-wise variant (V == 1) keeps
+         * one warp: with the new form odd widths ran slower (3001 columns:
+         * 40% of copy against 59%), cause not isolated. */
         line(c, "if (V > 1) {");
         open_scope(c);
         for (int i = 0; i < nreds; i++) {
@@ -3053,9 +3054,10 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
              " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
              " * up to 2048, 2^20 partial states at most.  On the H200, 96 columns in\n"
-             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%; but 768 to 2048 columns\n"
-             " * ran slower with 264 to 704 splits than with 64 (60-71%% against\n"
-             " * 71-77%%): the last block of a tile reads every split. */\n"
+             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%.  A run that split 768\n"
+             " * to 2048 columns 264 to 704 ways gave 60-71%%, an earlier one with 64\n"
+             " * splits 71-77%% (the combine changed between them too): the last\n"
+             " * block of a tile reads every split. */\n"
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
              "{\n"
              "    if (n > 256)\n"

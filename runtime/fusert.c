@@ -23,42 +23,6 @@
 
 /* ---- statuses and the last error -------------------------------------- */
 
-#define STATUS_LIST(X)                                                         \
-    X(FUSERT_SUCCESS, "success")                                               \
-    X(FUSERT_ERROR_INVALID_VALUE, "an argument has an invalid value")          \
-    X(FUSERT_ERROR_NULL_POINTER, "a required pointer is NULL")                 \
-    X(FUSERT_ERROR_SHAPE_MISMATCH, "tensor dims disagree")                     \
-    X(FUSERT_ERROR_NO_DEVICE, "no CUDA driver or device")                      \
-    X(FUSERT_ERROR_COMPILE, "NVRTC compilation failed")                        \
-    X(FUSERT_ERROR_OUT_OF_MEMORY, "out of device memory")                      \
-    X(FUSERT_ERROR_LAUNCH, "a kernel launch failed")                           \
-    X(FUSERT_ERROR_CUDA, "a CUDA call failed")                                 \
-    X(FUSERT_ERROR_CACHE, "kernel cache I/O failed")                           \
-    X(FUSERT_ERROR_WORKSPACE_TOO_SMALL, "the workspace is too small")
-
-const char *fusert_status_name(fusert_status s)
-{
-    switch (s) {
-#define NAME(code, text)                                                       \
-    case code: return #code;
-        STATUS_LIST(NAME)
-#undef NAME
-    }
-    return "FUSERT_ERROR_UNKNOWN";
-}
-
-/* A default sentence per status, used when a failure has no message yet. */
-static const char *status_text(fusert_status s)
-{
-    switch (s) {
-#define TEXT(code, text)                                                       \
-    case code: return text;
-        STATUS_LIST(TEXT)
-#undef TEXT
-    }
-    return "unknown status";
-}
-
 #define ERROR_CAP 16384 /* NVRTC logs can be long; they are cut to fit */
 static _Thread_local char last_error[ERROR_CAP];
 
@@ -69,7 +33,7 @@ void fusert_clear_error(void) { last_error[0] = 0; }
 fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
 {
     if (!fmt || !*fmt) {
-        snprintf(last_error, sizeof last_error, "%s", status_text(s));
+        snprintf(last_error, sizeof last_error, "%s", fusert__status_text(s));
         return s;
     }
     va_list ap;

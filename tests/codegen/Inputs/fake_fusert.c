@@ -2,7 +2,8 @@
  * tests: it implements what generated nvrtc-target code calls, on host
  * memory, and prints one line per call so a test can FileCheck the order
  * of allocations, zero-fills, launches and frees.  Device pointers are only
- * passed around by the host code, never dereferenced, so host memory does. */
+ * passed around by the host code, never dereferenced, so host memory does.
+ * fusert_status_name comes from runtime/fusert_status.c, built beside it. */
 #include "fusert.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,17 +11,6 @@
 #include <string.h>
 
 static char last_message[1024];
-
-const char *fusert_status_name(fusert_status s)
-{
-    static const char *const names[] = {
-        "FUSERT_SUCCESS", "FUSERT_ERROR_INVALID_VALUE", "FUSERT_ERROR_NULL_POINTER",
-        "FUSERT_ERROR_SHAPE_MISMATCH", "FUSERT_ERROR_NO_DEVICE", "FUSERT_ERROR_COMPILE",
-        "FUSERT_ERROR_OUT_OF_MEMORY", "FUSERT_ERROR_LAUNCH", "FUSERT_ERROR_CUDA",
-        "FUSERT_ERROR_CACHE", "FUSERT_ERROR_WORKSPACE_TOO_SMALL",
-    };
-    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
-}
 
 const char *fusert_last_error(void) { return last_message; }
 void fusert_clear_error(void) { last_message[0] = 0; }

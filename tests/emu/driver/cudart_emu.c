@@ -1,6 +1,7 @@
 /* cudart_emu.c -- the CUDA runtime calls of a C driver, for a run on the CPU
- * emulator (see cuda_runtime_api.h beside this file), and fusert_status_name,
- * which the emulator's build of a module does not define.  Allocations are
+ * emulator (see cuda_runtime_api.h beside this file).  fusert_status_name,
+ * which the emulator's build of a module does not define, comes from
+ * runtime/fusert_status.c, built beside it.  Allocations are
  * filled with 0xff bytes, as the emulator's own are, so a value that nothing
  * wrote reads as NaN.  Streams are tokens: the emulator runs every launch to
  * completion before the call returns. */
@@ -84,15 +85,4 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorMemoryAllocation: return "out of memory";
     }
     return "unknown error";
-}
-
-const char *fusert_status_name(fusert_status s)
-{
-    static const char *const names[] = {
-        "FUSERT_SUCCESS", "FUSERT_ERROR_INVALID_VALUE", "FUSERT_ERROR_NULL_POINTER",
-        "FUSERT_ERROR_SHAPE_MISMATCH", "FUSERT_ERROR_NO_DEVICE", "FUSERT_ERROR_COMPILE",
-        "FUSERT_ERROR_OUT_OF_MEMORY", "FUSERT_ERROR_LAUNCH", "FUSERT_ERROR_CUDA",
-        "FUSERT_ERROR_CACHE", "FUSERT_ERROR_WORKSPACE_TOO_SMALL",
-    };
-    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "FUSERT_ERROR_UNKNOWN";
 }

@@ -225,7 +225,8 @@ if "emu" in flavours:
         run(["sh", os.path.join(emu, "emu-build.sh"), cu, os.path.join(out, d + ".so")])
         run(["cc", "-std=c11", "-O1"] + warn.split() + ["-I", out, "-I", stand_in, "-I",
              os.path.join(srcroot, "runtime"), os.path.join(examples_c, d + "_main.c"),
-             os.path.join(stand_in, "cudart_emu.c"), os.path.join(out, d + ".so"), "-lm",
+             os.path.join(stand_in, "cudart_emu.c"), os.path.join(srcroot, "runtime", "fusert_status.c"),
+             os.path.join(out, d + ".so"), "-lm",
              "-o", os.path.join(out, d + "_main")])
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
