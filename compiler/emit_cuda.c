@@ -723,9 +723,9 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
             else if (!dbl && !fast && n->op == OP_RECIP)
                 buf_printf(b, "fz_fdiv(1.0f, %s)", ops[0]);
             else if (!dbl && !fast && n->op == OP_SIGMOID)
-                buf_printf(b, "fz_fdiv(1.0f, 1.0f + expf(-(%s)))", ops[0]);
+                buf_printf(b, "fz_sigmoid(%s)", ops[0]);
             else if (!dbl && !fast && n->op == OP_SILU)
-                buf_printf(b, "fz_fdiv(%s, 1.0f + expf(-(%s)))", ops[0], ops[0]);
+                buf_printf(b, "fz_silu(%s)", ops[0]);
             else if (fast && !dbl)
                 fast_template(oi->cuda, ops, b);
             else
