@@ -2859,6 +2859,27 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
+    /* What the call must zero: the counters, which the last block of each
+     * tile leaves at zero again, and the atomic accumulators; partials are
+     * written before they are read. */
+    if (k->kind == KK_REDUCE) { /* NAME_run asks the reduce kernels only */
+        buf_printf(b, "static size_t %s_scratch_zero_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
+        if (scalar && c->atomic)
+            buf_printf(b, "    return %d + %d;\n", SCALAR_HEAD, nreds * 8);
+        else if (scalar)
+            buf_printf(b, "    return %d;\n", SCALAR_HEAD);
+        else if (cols) {
+            host_cols_sizes(c, b);
+            buf_puts(b, "    (void)R;\n");
+            if (c->atomic)
+                buf_printf(b, "    return (size_t)((nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256 +\n"
+                              "                    (int64_t)%d * nO * nI);\n", nreds * 8);
+            else
+                buf_puts(b, "    return (size_t)((nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256);\n");
+        } else
+            buf_puts(b, "    return 0;\n");
+        buf_puts(b, "}\n");
+    }
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
                "        void *scratch, int sm_count, fusert_stream stream)\n{\n",
@@ -2938,8 +2959,10 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         } else
             buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
         buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
-                    "    /* split the reduced range until the grid is several waves deep */\n"
-                    "    int64_t ns = ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
+                    "    /* split the reduced range into one wave of about four blocks per\n"
+                    "     * multiprocessor; a few outputs (two tiles) into several waves */\n"
+                    "    int64_t ns = nO * nI > 256 ? (int64_t)sm_count * 4 / (tiles_x * grid_y)\n"
+                    "                               : ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
         buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
         buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
                     "    nsplit = (int)ns;\n");
@@ -3054,10 +3077,10 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
              " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
              " * up to 2048, 2^20 partial states at most.  On the H200, 96 columns in\n"
-             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%.  A run that split 768\n"
-             " * to 2048 columns 264 to 704 ways gave 60-71%%, an earlier one with 64\n"
-             " * splits 71-77%% (the combine changed between them too): the last\n"
-             " * block of a tile reads every split. */\n"
+             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%.  Past two tiles the\n"
+             " * launch aims at one wave of four blocks per multiprocessor instead:\n"
+             " * [16384, 8192] took 137 us split 64 ways (4096 blocks, 3.9 waves),\n"
+             " * 134 us 16 ways and 130 us 8 ways (512 blocks), in one run. */\n"
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
              "{\n"
              "    if (n > 256)\n"

@@ -8,12 +8,12 @@
  *   NAME_layout(dims, off)  byte offsets of every intermediate and of the
  *                           scratch of every kernel in one block (256-byte
  *                           aligned pieces, intermediates first, then the
- *                           scratch span that is zero-filled per call);
+ *                           scratch, whose counters are zero-filled per call);
  *                           returns the block size, SIZE_MAX on overflow.
  *   NAME_check(...)         dims >= 0, device pointers non-NULL (NULL is
  *                           accepted for a tensor with no elements).
  *   NAME_run(...)           allocate (or carve the caller's workspace), zero
- *                           the scratch, call the launch stubs of emit_cuda.c
+ *                           the counters, call the launch stubs of emit_cuda.c
  *                           in plan order, free.
  *
  * The typed entries pack their arguments into the three arrays the launch
@@ -872,13 +872,14 @@ static void value_comment(Buf *b, Arena *a, const FnInfo *fi, const IrNode *n)
 /* NAME_layout: the one place that decides where every piece of the block
  * lives, used by NAME_run (to carve) and NAME_workspace_size (to size), so
  * the two can never disagree.  Scratch comes last so that a single memset
- * zeroes all of it. */
+ * zeroes what needs it: from its start to the end of the last kernel's
+ * counters (NAME_scratch_zero_bytes). */
 static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const Plan *p = fi->plan;
     emit_line(e, "/* Offsets of the pieces of %s's block: %d intermediate%s, then the scratch",
               fi->name, fi->ninter, fi->ninter == 1 ? "" : "s");
-    emit_line(e, " * of each kernel (off[%d] on: zero-filled per call).  Returns the size. */",
+    emit_line(e, " * of each kernel (off[%d] on; its counters zero-filled per call).  Returns the size. */",
               fi->ninter);
     emit_open(e, arena_printf(a, "static size_t %s_layout(const int64_t *dims, size_t *off)\n{",
                               fi->name));
@@ -1055,6 +1056,11 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "int owned = 0, sm = 0;");
     emit_line(e, "fusert_status st = %s_check(bufs, dims);", fi->name);
     emit_line(e, "size_t need;");
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].kind == KK_REDUCE) {
+            emit_line(e, "size_t zero_end;");
+            break;
+        }
     emit_line(e, "(void)scalars;");
     emit_line(e, "(void)sm;");
     emit_line(e, "if (st != FUSERT_SUCCESS)");
@@ -1104,9 +1110,23 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "    return st;");
     emit_line(e, "owned = 1;");
     emit_close(e, "}");
-    emit_line(e, "if (need > off[%d])", fi->ninter);
-    emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), need - off[%d], stream);", f->name,
-              fi->ninter, fi->ninter);
+    /* Zero the scratch up to the end of the last counters that need it
+     * (a memset of the partials would only cost time). */
+    int nred = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        nred += p->kernels[k].kind == KK_REDUCE;
+    if (nred > 0) {
+        emit_line(e, "zero_end = off[%d];", fi->ninter);
+        for (int k = 0; k < p->nkernels; k++)
+            if (p->kernels[k].kind == KK_REDUCE) {
+                emit_line(e, "if (%s_scratch_zero_bytes(dims) > 0)", p->kernels[k].name);
+                emit_line(e, "    zero_end = off[%d] + %s_scratch_zero_bytes(dims);", fi->ninter + 1 + k,
+                          p->kernels[k].name);
+            }
+        emit_line(e, "if (zero_end > off[%d])", fi->ninter);
+        emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
+                  f->name, fi->ninter, fi->ninter);
+    }
     if (p->nkernels > 0) {
         emit_line(e, "if (st == FUSERT_SUCCESS)");
         emit_line(e, "    st = fusec_sm_count(\"%s\", &sm);", f->name);
