@@ -175,7 +175,10 @@ def install(prefix):
     old_build = recorded
     old_src = cache_value(cache_text, "CMAKE_HOME_DIRECTORY") or old_build
     shadow = os.path.join(work, "install-scripts")
-    for dirpath, _, files in os.walk(build):
+    for dirpath, dirs, files in os.walk(build):
+        # not into this run's own folder (lit puts it inside the build), which
+        # gains the copies as the walk goes
+        dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(dirpath, d)) != os.path.realpath(work)]
         if "cmake_install.cmake" not in files:
             continue
         text = open(os.path.join(dirpath, "cmake_install.cmake")).read()
@@ -259,18 +262,29 @@ for flavour in flavours:
             jobs.append((flavour, d, sizes))
 
 
+# tools/gpu/run.sh with FUSEC_GPU_SANITIZER=memcheck|racecheck|...: the GPU
+# drivers run under compute-sanitizer, and any error it finds is exit 86.
+sanitizer = os.environ.get("FUSEC_GPU_SANITIZER", "")
+limit = 900 if sanitizer else 300
+
+
 def run_driver(job):
     flavour, d, sizes = job
     exe = os.path.join(built[flavour], d + "_main")
+    cmd = [exe] + sizes
+    if sanitizer and flavour != "emu":
+        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "86",
+               "--report-api-errors", "no", "--print-limit", "20"] + cmd
     try:
-        p = subprocess.run([exe] + sizes, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=limit)
         out, rc = p.stdout, p.returncode
     except subprocess.TimeoutExpired as e:
         out = e.stdout or ""
         out = out.decode(errors="replace") if isinstance(out, bytes) else out
-        rc = "timeout (300 s)"
-    lines = [l for l in out.splitlines() if l.strip()]
+        rc = "timeout (%d s)" % limit
+    # compute-sanitizer's own lines start with "========="
+    lines = [l for l in out.splitlines() if l.strip() and not l.startswith("=========")]
     ok = rc == 0 and bool(lines) and lines[-1] == d + ": OK"
     return job, ok, rc, out
 
@@ -291,4 +305,6 @@ for flavour in flavours:
             print("run %s/%s_main: %s (%d size sets)"
                   % (flavour, d, "OK" if all(r) else "FAILED", len(r)))
 print("runs: %d of %d OK" % (len(jobs) - failed, len(jobs)))
+if sanitizer:
+    print("the GPU runs were under compute-sanitizer --tool %s" % sanitizer)
 sys.exit(1 if failed else 0)
