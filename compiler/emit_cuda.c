@@ -88,6 +88,8 @@ typedef struct KCtx {
     const char *flat;            /* flat index over the whole space, or NULL */
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
+    int subwarp;                 /* a cached row variant shares warps between rows
+                                  * (TPR < 32): loops and shuffles stay warp-uniform */
     int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */
     int rowvw;                   /* row mode: row-only inputs read vb<a>.v[j] (acc_rowvec) */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
@@ -1450,7 +1452,7 @@ static int plan_variants(KCtx *c, Variant *v)
             cache |= acc_cached(c, &c->acc[a]);
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
             /* static row: one exactly sized on-chip variant */
-            int tpr = rl <= 1024 ? 32 : rl <= 4096 ? 128 : 256;
+            int tpr = rl <= 128 ? 8 : rl <= 1024 ? 32 : rl <= 4096 ? 128 : rl <= 8192 ? 256 : 512;
             int vw = row_vec_width(c);
             if (rl % vw != 0)
                 vw = 1;
@@ -1461,7 +1463,7 @@ static int plan_variants(KCtx *c, Variant *v)
             add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
             v[n - 1].vw = vw;
         } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: on chip up to 1024, 4096 or 8192 elements (as
+            /* symbolic row: on chip up to 1024, 4096, 8192 or 16384 elements (as
              * the static rows), picked at launch.  Rows whose length or
              * address rules out 16-byte accesses take the element-wise
              * twin up to 1024: without it an odd row length fell through to
@@ -1469,6 +1471,13 @@ static int plan_variants(KCtx *c, Variant *v)
              * elements on the H200: softmax 29% -> 34% of copy, layernorm
              * 28% -> 64%, rmsnorm 40% -> 81%). */
             int vw = row_vec_width(c);
+            if (vw > 1) {
+                /* short rows: 8 lanes per row, four rows per warp, so a
+                 * reduction costs three shuffles instead of five and each
+                 * lane loads up to four vectors, not one */
+                add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128");
+                v[n - 1].vw = vw;
+            }
             add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
             v[n - 1].vw = vw;
             if (vw > 1)
@@ -1478,6 +1487,12 @@ static int plan_variants(KCtx *c, Variant *v)
             v[n - 1].vw = vw;
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
             v[n - 1].vw = vw;
+            if (vw > 1) {
+                /* 512 threads: rows of 8193 to 16384 (vocabularies, wide
+                 * layers) read once instead of two or three times */
+                add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
+                v[n - 1].vw = vw;
+            }
             /* no element-wise twins past 1024: on the H200 an _r8192s ran
              * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
              * below the looped kernel's 73% and 74% (rmsnorm: 84% against
@@ -1950,7 +1965,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
         line(c, "const I rb = ((I)kk * TPR + lane) * V;");
-        line(c, "if (rb < R) {");
+        line(c, "if (rb < %s) {", c->subwarp ? "Rr" : "R");
         open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
             if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
@@ -2068,10 +2083,24 @@ static void emit_row_body(KCtx *c, int cached)
             line(c, "typedef %s R%d;", t.data, k->values[i]->id);
             buf_free(&t);
         }
-    line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
-            " row += (I)gridDim.x * rows_per_block) {");
-    open_scope(c);
-    decompose(c, "row", 0);
+    if (cached && c->subwarp) {
+        /* Several rows share a warp: the warp runs while its first row
+         * exists, so every lane reaches the same shuffles; a lane past the
+         * last row reads the last row (indices stay in bounds), takes no
+         * element (Rr = 0) and writes nothing. */
+        line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR);"
+                " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)gridDim.x * rows_per_block) {");
+        open_scope(c);
+        line(c, "const bool rowok = row < nrows;");
+        line(c, "const I rowc = rowok ? row : nrows - 1;");
+        line(c, "const I Rr = rowok ? R : (I)0;");
+        decompose(c, "rowc", 0);
+    } else {
+        line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
+                " row += (I)gridDim.x * rows_per_block) {");
+        open_scope(c);
+        decompose(c, "row", 0);
+    }
     if (cached) {
         /* read the row once into registers */
         for (int a = 0; a < c->nacc; a++)
@@ -2081,7 +2110,7 @@ static void emit_row_body(KCtx *c, int cached)
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
         line(c, "const I rb = ((I)kk * TPR + lane) * V;");
-        line(c, "if (rb < R) {");
+        line(c, "if (rb < %s) {", c->subwarp ? "Rr" : "R");
         open_scope(c);
         decompose(c, "rb", 1);
         for (int a = 0; a < c->nacc; a++)
@@ -2161,7 +2190,7 @@ static void emit_row_body(KCtx *c, int cached)
     for (int i = 0; i < k->noutputs; i++)
         has_row_out |= !out_is_elem(c, i);
     if (has_row_out) {
-        line(c, "if (lane == 0) {");
+        line(c, cached && c->subwarp ? "if (lane == 0 && rowok) {" : "if (lane == 0) {");
         open_scope(c);
         for (int i = 0; i < k->noutputs; i++)
             if (!out_is_elem(c, i))
@@ -2742,8 +2771,10 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                 emit_scalar_body(&c);
             else {
                 int cached = 0;
-                for (int i = 0; i < nv; i++)
+                for (int i = 0; i < nv; i++) {
                     cached |= v[i].kind == VK_ROW_C;
+                    c.subwarp |= v[i].kind == VK_ROW_C && v[i].tpr < 32;
+                }
                 if (cached)
                     emit_row_body(&c, 1);
                 emit_row_body(&c, 0);

@@ -205,7 +205,7 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
         return 0;
     if (len < 0)
         len = 1024; /* the on-chip variant the emitter may pick at launch */
-    int threads = len <= 1024 ? 32 : len <= 4096 ? 128 : 256;
+    int threads = len <= 128 ? 8 : len <= 1024 ? 32 : len <= 4096 ? 128 : len <= 8192 ? 256 : 512;
     return (int)((len + threads - 1) / threads);
 }
 

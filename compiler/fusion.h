@@ -115,7 +115,7 @@ typedef struct Kernel {
 
 enum { FL_ELEM = 1, FL_RED = 2 };
 /* Longest static row kept on chip by a row kernel (elements). */
-#define FUSE_ROW_ONCHIP_MAX 8192
+#define FUSE_ROW_ONCHIP_MAX 16384
 
 typedef struct Rejection {
     IrNode *producer, *consumer; /* the merge that was not made */
