@@ -87,6 +87,8 @@ typedef struct KCtx {
     const char *gi[IR_MAX_RANK]; /* per group: index expression, NULL if not available */
     const char *flat;            /* flat index over the whole space, or NULL */
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
+    int wrapv;                   /* the loop's wrapping vector body: a vector may
+                                  * run past the end of the innermost group */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
     int subwarp;                 /* a cached row variant shares warps between rows
                                   * (TPR < 32): loops and shuffles stay warp-uniform */
@@ -1200,7 +1202,7 @@ static void emit_store(KCtx *c, int i, const char *itype)
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -1411,6 +1413,23 @@ static int row_needs_div(const KCtx *c)
     return nk > 1 || nr > 1;
 }
 
+/* Does the loop kernel need the wrapping vector body: broadcast accesses
+ * (group indices) and an innermost group that is not known to hold whole
+ * vectors?  (bias_relu with rows of 333: without it, one element per
+ * thread and step, 61% of copy on the H200.) */
+static int loop_needs_wrap(const KCtx *c, int V)
+{
+    if (V <= 1 || c->ng <= 1 || !need_decompose(c))
+        return 0;
+    int64_t n = 1;
+    for (int d = c->gfirst[c->ng - 1]; d <= c->glast[c->ng - 1]; d++) {
+        if (c->k->space.dims[d].size < 0)
+            return 1;
+        n *= c->k->space.dims[d].size;
+    }
+    return n % V != 0 && n >= V;
+}
+
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
@@ -1422,6 +1441,8 @@ static int plan_variants(KCtx *c, Variant *v)
         int dec = need_decompose(c);
         if (loop_vec_width(c) > 1)
             add_variant(k, v, &n, VK_LOOP_V, !dec, 0, 0, 256, "_v");
+        if (loop_needs_wrap(c, loop_vec_width(c)))
+            add_variant(k, v, &n, VK_LOOP_W, 0, 0, 0, 256, "_vw");
         add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
         if (dec)
             add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
@@ -1668,7 +1689,27 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
     char flat[40], inner[40];
     snprintf(flat, sizeof flat, "(%s + j)", iv);
     c->flat = flat;
-    if (c->ng > 0) {
+    if (c->wrapv) {
+        /* element j of the vector may lie past the end of the innermost
+         * group (which holds at least V elements): carry one into the
+         * group outside it, and on outwards */
+        const char *sx = sfx ? sfx : "";
+        int last = c->ng - 1;
+        for (int g = 0; g < c->ng; g++) {
+            line(c, g == last ? "I w%d%s = %s + j;" : "I w%d%s = %s;", g, sx, c->gi[g]);
+            snprintf(c->giname[g], sizeof c->giname[g], "w%d%s", g, sx);
+            c->gi[g] = c->giname[g];
+        }
+        for (int g = last; g >= 1; g--) {
+            line(c, "if (w%d%s >= gs%d) {", g, sx, g);
+            open_scope(c);
+            line(c, "w%d%s -= gs%d;", g, sx, g);
+            line(c, "w%d%s += 1;", g - 1, sx);
+        }
+        for (int g = last; g >= 1; g--) {
+            close_scope(c);
+        }
+    } else if (c->ng > 0) {
         snprintf(inner, sizeof inner, "(%s + j)", c->gi[c->ng - 1]);
         c->gi[c->ng - 1] = inner;
     }
@@ -1756,6 +1797,48 @@ static void emit_loop_bodies(KCtx *c, int V)
                 emit_store(c, i, "I");
             close_scope(c);
         }
+        close_scope(c);
+    }
+    if (loop_needs_wrap(c, V)) {
+        /* wrapping vector body: 16-byte accesses of the flat index even
+         * when rows do not hold whole vectors; the broadcast accesses take
+         * each element's own group indices, and the last n % V elements
+         * are a scalar tail */
+        reset_point(c);
+        line(c, "template <class I>");
+        line(c, "static __device__ __forceinline__ void %s_w_body(%s)", k->name, ps.data);
+        line(c, "{");
+        open_scope(c);
+        emit_group_sizes(c);
+        line(c, "const I n = %s;", n.data);
+        line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
+        line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
+        line(c, "I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d;", V);
+        line(c, "for (; i + stride < nv; i += 2 * stride) {");
+        open_scope(c);
+        line(c, "const I i_b = i + stride;");
+        loop_vec_loads(c, V, "i", "", 1);
+        loop_vec_loads(c, V, "i_b", "_b", 1);
+        c->wrapv = 1;
+        loop_vec_compute(c, V, "i", "");
+        loop_vec_compute(c, V, "i_b", "_b");
+        c->wrapv = 0;
+        close_scope(c);
+        line(c, "if (i < nv) {");
+        open_scope(c);
+        loop_vec_loads(c, V, "i", "", 1);
+        c->wrapv = 1;
+        loop_vec_compute(c, V, "i", "");
+        c->wrapv = 0;
+        close_scope(c);
+        line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
+        open_scope(c);
+        reset_point(c);
+        c->flat = "i";
+        decompose(c, "i", -1);
+        for (int i = 0; i < k->noutputs; i++)
+            emit_store(c, i, "I");
+        close_scope(c);
         close_scope(c);
     }
     buf_free(&n);
@@ -2725,6 +2808,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
         switch (v[i].kind) {
         case VK_LOOP_S: line(c, "    %s_s_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_LOOP_V: line(c, "    %s_v_body<%s>(%s);", c->k->name, I, as.data); break;
+        case VK_LOOP_W: line(c, "    %s_w_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_ROW_C:
             line(c, "    %s_rc_body<%s, %d, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
                  as.data);
@@ -2952,9 +3036,18 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
                                V * dtype_size(MDT(c, k->outputs[i])));
             }
-            if (c->ng > 1)
+            if (loop_needs_wrap(c, V)) {
+                /* aligned, but rows that do not hold whole vectors: the
+                 * wrapping body, when a row holds at least one vector */
+                buf_printf(b, "    const int vecw = vec && gs%d %% %d != 0 && gs%d >= %d;\n", c->ng - 1, V,
+                           c->ng - 1, V);
                 buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
-            buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
+                buf_printf(b, "    const int64_t per = vec || vecw ? %d : 1;\n", V);
+            } else {
+                if (c->ng > 1)
+                    buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+                buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
+            }
         } else {
             buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
         }
@@ -2969,6 +3062,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 buf_puts(b, "    if (vec)\n");
             else if (v[i].kind == VK_LOOP_V)
                 buf_puts(b, "    if (vec && !big)\n");
+            else if (v[i].kind == VK_LOOP_W)
+                buf_puts(b, "    if (vecw && !big)\n");
             else if (!v[i].i64)
                 buf_puts(b, "    if (!big)\n");
             int last = i == nv - 1;
