@@ -14,8 +14,8 @@ the host in batches (block_until_ready), as BENCHMARKS.md does.
 
 Usage (on the GPU machine, from the repository root):
   python3 tools/bench/bench.py --fusec build/fusec --runtime-lib build/runtime \
-      [--cases sum_abs,softmax_rows] [--dtypes f32,bf16,f16] [--scale] [--sweep] \
-      [--reps 30] [--json out.json] [--md out.md]
+      [--cases sum_abs,softmax_rows] [--dtypes f32,bf16,f16] [--scale] \
+      [--sweep [--sweep-cases softmax_rows,rmsnorm]] [--reps 30] [--json out.json] [--md out.md]
 Prints a table: median us, GB/s, % of copy bandwidth, ratio to the best peer,
 kernels per call.
 """
@@ -354,6 +354,8 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--skip", default="", help="comma list of variants to skip: fusec_nvrtc,fusec_sym,nofusion,compile,jax")
     ap.add_argument("--scale", action="store_true", help="also run elementwise/reduce cases at 2^20, 2^24, 2^28 elements")
+    ap.add_argument("--sweep-cases", default="softmax_rows,layernorm_rows,rmsnorm,bias_relu,colsum",
+                    help="the cases --sweep runs")
     ap.add_argument("--sweep", action="store_true",
                     help="symbolic-dim fusec against torch.compile over row lengths between the "
                          "suite's (about 2^26 elements each), to find cliffs")
@@ -393,8 +395,8 @@ def main():
         # % of copy from one size to the next.
         sk = set(args.skip) | {"fusec", "fusec_nvrtc", "nofusion", "jax", "compile"}
         saved, args.skip = args.skip, sk
-        for name in ("softmax_rows", "layernorm_rows", "rmsnorm", "bias_relu", "colsum"):
-            for m in (96, 333, 768, 1000, 1536, 2048, 3001, 4096, 6144, 8192, 12000, 16384):
+        for name in args.sweep_cases.split(","):
+            for m in (64, 96, 128, 333, 768, 1000, 1536, 2048, 3001, 4096, 6144, 8192, 12000, 16384, 32000):
                 dims = dict(CASES[name]["dims"])
                 inner = "D" if "D" in dims else "M"
                 dims[inner] = m
