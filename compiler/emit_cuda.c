@@ -1726,6 +1726,69 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
     c->sfx = NULL;
 }
 
+/* The element at flat index i, one at a time: the scalar body and the
+ * vector bodies' tails (dec: the space needs group indices). */
+static void emit_flat_elem(KCtx *c, int dec)
+{
+    c->flat = "i";
+    if (dec)
+        decompose(c, "i", -1);
+    else if (c->ng == 1)
+        c->gi[0] = "i";
+    for (int i = 0; i < c->k->noutputs; i++)
+        emit_store(c, i, "I");
+}
+
+/* A vector body (two V-wide vectors per step): `_v` when rows hold whole
+ * vectors (a scalar tail when the space is one group), or with `wrap` the
+ * `_w` body: 16-byte accesses of the flat index even when rows do not hold
+ * whole vectors; the broadcast accesses take each element's own group
+ * indices, and the last n % V elements are a scalar tail. */
+static void emit_loop_vec_body(KCtx *c, int V, const char *ps, const char *n, int dec, int wrap)
+{
+    const Kernel *k = c->k;
+    int tail = wrap || c->ng <= 1;
+    reset_point(c);
+    line(c, "template <class I>");
+    line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name, wrap ? "w" : "v", ps);
+    line(c, "{");
+    open_scope(c);
+    emit_group_sizes(c);
+    line(c, "const I n = %s;", n);
+    if (tail)
+        line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
+    else
+        line(c, "const I nv = n; /* the stub checked that rows hold whole vectors */");
+    line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
+    line(c, "I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d;", V);
+    line(c, "/* two vectors per step: both loads are in flight before either is used */");
+    line(c, "for (; i + stride < nv; i += 2 * stride) {");
+    open_scope(c);
+    line(c, "const I i_b = i + stride;");
+    loop_vec_loads(c, V, "i", "", dec);
+    loop_vec_loads(c, V, "i_b", "_b", dec);
+    c->wrapv = wrap;
+    loop_vec_compute(c, V, "i", "");
+    loop_vec_compute(c, V, "i_b", "_b");
+    c->wrapv = 0;
+    close_scope(c);
+    line(c, "if (i < nv) {");
+    open_scope(c);
+    loop_vec_loads(c, V, "i", "", dec);
+    c->wrapv = wrap;
+    loop_vec_compute(c, V, "i", "");
+    c->wrapv = 0;
+    close_scope(c);
+    if (tail) {
+        line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
+        open_scope(c);
+        reset_point(c);
+        emit_flat_elem(c, dec);
+        close_scope(c);
+    }
+    close_scope(c);
+}
+
 /* Loop kernels: a scalar body (grid-stride, one element per step) and,
  * when some access is full, a vector body (two V-wide vectors per step, and a
  * scalar tail when the space is one group). */
@@ -1748,99 +1811,13 @@ static void emit_loop_bodies(KCtx *c, int V)
     line(c, "const I stride = (I)gridDim.x * blockDim.x;");
     line(c, "for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {");
     open_scope(c);
-    c->flat = "i";
-    if (dec)
-        decompose(c, "i", -1);
-    else if (c->ng == 1)
-        c->gi[0] = "i";
-    for (int i = 0; i < k->noutputs; i++)
-        emit_store(c, i, "I");
+    emit_flat_elem(c, dec);
     close_scope(c);
     close_scope(c);
-    if (V > 1) {
-        /* vector body: 16-byte loads/stores of every full access */
-        reset_point(c);
-        line(c, "template <class I>");
-        line(c, "static __device__ __forceinline__ void %s_v_body(%s)", k->name, ps.data);
-        line(c, "{");
-        open_scope(c);
-        emit_group_sizes(c);
-        line(c, "const I n = %s;", n.data);
-        if (c->ng <= 1)
-            line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
-        else
-            line(c, "const I nv = n; /* the stub checked that rows hold whole vectors */");
-        line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
-        line(c, "I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d;", V);
-        line(c, "/* two vectors per step: both loads are in flight before either is used */");
-        line(c, "for (; i + stride < nv; i += 2 * stride) {");
-        open_scope(c);
-        line(c, "const I i_b = i + stride;");
-        loop_vec_loads(c, V, "i", "", dec);
-        loop_vec_loads(c, V, "i_b", "_b", dec);
-        loop_vec_compute(c, V, "i", "");
-        loop_vec_compute(c, V, "i_b", "_b");
-        close_scope(c);
-        line(c, "if (i < nv) {");
-        open_scope(c);
-        loop_vec_loads(c, V, "i", "", dec);
-        loop_vec_compute(c, V, "i", "");
-        close_scope(c);
-        if (c->ng <= 1) {
-            line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
-            open_scope(c);
-            reset_point(c);
-            c->flat = "i";
-            if (c->ng == 1)
-                c->gi[0] = "i";
-            for (int i = 0; i < k->noutputs; i++)
-                emit_store(c, i, "I");
-            close_scope(c);
-        }
-        close_scope(c);
-    }
-    if (loop_needs_wrap(c, V)) {
-        /* wrapping vector body: 16-byte accesses of the flat index even
-         * when rows do not hold whole vectors; the broadcast accesses take
-         * each element's own group indices, and the last n % V elements
-         * are a scalar tail */
-        reset_point(c);
-        line(c, "template <class I>");
-        line(c, "static __device__ __forceinline__ void %s_w_body(%s)", k->name, ps.data);
-        line(c, "{");
-        open_scope(c);
-        emit_group_sizes(c);
-        line(c, "const I n = %s;", n.data);
-        line(c, "const I nv = n / %d * %d; /* the rest is the scalar tail */", V, V);
-        line(c, "const I stride = (I)gridDim.x * blockDim.x * %d;", V);
-        line(c, "I i = ((I)blockIdx.x * blockDim.x + threadIdx.x) * %d;", V);
-        line(c, "for (; i + stride < nv; i += 2 * stride) {");
-        open_scope(c);
-        line(c, "const I i_b = i + stride;");
-        loop_vec_loads(c, V, "i", "", 1);
-        loop_vec_loads(c, V, "i_b", "_b", 1);
-        c->wrapv = 1;
-        loop_vec_compute(c, V, "i", "");
-        loop_vec_compute(c, V, "i_b", "_b");
-        c->wrapv = 0;
-        close_scope(c);
-        line(c, "if (i < nv) {");
-        open_scope(c);
-        loop_vec_loads(c, V, "i", "", 1);
-        c->wrapv = 1;
-        loop_vec_compute(c, V, "i", "");
-        c->wrapv = 0;
-        close_scope(c);
-        line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");
-        open_scope(c);
-        reset_point(c);
-        c->flat = "i";
-        decompose(c, "i", -1);
-        for (int i = 0; i < k->noutputs; i++)
-            emit_store(c, i, "I");
-        close_scope(c);
-        close_scope(c);
-    }
+    if (V > 1)
+        emit_loop_vec_body(c, V, ps.data, n.data, dec, 0);
+    if (loop_needs_wrap(c, V))
+        emit_loop_vec_body(c, V, ps.data, n.data, dec, 1);
     buf_free(&n);
     buf_free(&ps);
 }
