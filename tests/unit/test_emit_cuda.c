@@ -427,7 +427,9 @@ int main(void)
     CHECK(contains(&l, "bias_relu_k0_loop_launch("), "launch stub missing");
     CHECK(contains(&l, "FUSEC_LAUNCH(0, bias_relu_k0_loop_v,"), "K_INDEX 0 is the first variant");
     CHECK(contains(&l, "vec = vec && gs1 % 4 == 0;"), "row width check for vectors");
-    CHECK(contains(&names, "\"bias_relu_k0_loop_v\", \"bias_relu_k0_loop_s\", \"bias_relu_k0_loop_s_i64\""), "names order");
+    CHECK(contains(&l, "const int vecw = vec && gs1 % 4 != 0 && gs1 >= 4;"), "rows without whole vectors");
+    CHECK(contains(&names, "\"bias_relu_k0_loop_v\", \"bias_relu_k0_loop_vw\", \"bias_relu_k0_loop_s\", "
+                           "\"bias_relu_k0_loop_s_i64\""), "names order");
     /* determinism */
     Buf k2 = {0};
     emit_cuda_kernels(&k2, plans, np, &o);
