@@ -1473,7 +1473,7 @@ static int plan_variants(KCtx *c, Variant *v)
             cache |= acc_cached(c, &c->acc[a]);
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
             /* static row: one exactly sized on-chip variant */
-            int tpr = rl <= 128 ? 8 : rl <= 1024 ? 32 : rl <= 4096 ? 128 : rl <= 8192 ? 256 : 512;
+            int tpr = fuse_row_threads(rl);
             int vw = row_vec_width(c);
             if (rl % vw != 0)
                 vw = 1;

@@ -205,8 +205,13 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
         return 0;
     if (len < 0)
         len = 1024; /* the on-chip variant the emitter may pick at launch */
-    int threads = len <= 128 ? 8 : len <= 1024 ? 32 : len <= 4096 ? 128 : len <= 8192 ? 256 : 512;
+    int threads = fuse_row_threads(len);
     return (int)((len + threads - 1) / threads);
+}
+
+int fuse_row_threads(int64_t len)
+{
+    return len <= 128 ? 8 : len <= 1024 ? 32 : len <= 4096 ? 128 : len <= 8192 ? 256 : 512;
 }
 
 int fuse_estimate_registers(const IrFunc *f, const Kernel *k)

@@ -116,6 +116,9 @@ typedef struct Kernel {
 enum { FL_ELEM = 1, FL_RED = 2 };
 /* Longest static row kept on chip by a row kernel (elements). */
 #define FUSE_ROW_ONCHIP_MAX 16384
+/* Threads that share a static on-chip row of len elements (8 to 512), as
+ * the register estimate assumes and the emitter launches. */
+int fuse_row_threads(int64_t len);
 
 typedef struct Rejection {
     IrNode *producer, *consumer; /* the merge that was not made */
