@@ -273,8 +273,7 @@ def run_driver(job):
     exe = os.path.join(built[flavour], d + "_main")
     cmd = [exe] + sizes
     if sanitizer and flavour != "emu":
-        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "86",
-               "--report-api-errors", "no", "--print-limit", "20"] + cmd
+        cmd = [os.path.join(srcroot, "tools", "gpu", "sanitize", "run-sanitized")] + cmd
     try:
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=limit)
