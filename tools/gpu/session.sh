@@ -11,8 +11,8 @@
 #             the edge shapes (tools/gpu/lit_programs.py)
 #   sanitize  tests/gpu under compute-sanitizer: memcheck over all of it,
 #             racecheck, initcheck and synccheck over the reduction and row tests
-#             (SAN_FILTER=. runs them over all of it too; T_SAN is each tool's
-#             time limit)
+#             (SAN_FILTER=. runs them over all of it too; SAN_TOOLS picks the
+#             tools, default all four; T_SAN is each tool's time limit)
 #   bench     the benchmark suite in f32, bf16 and f16 (tools/bench/bench.py),
 #             and small_bias_relu timed from C (tools/bench/small_bias_relu.c)
 #   scale     the suite's scaling (2^20, 2^24, 2^28) and launch sweep
@@ -58,7 +58,7 @@ for step in $steps; do
   sanitize)
     stamp "compute-sanitizer"
     {
-      for tool in memcheck racecheck initcheck synccheck; do
+      for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
         filter=""
         [ $tool != memcheck ] && filter="--filter=${SAN_FILTER:-sum_abs|colsum|softmax|layernorm|rmsnorm|logsumexp|l2norm|determinism|regressions|runtime-launch}"
         echo "== $tool"
