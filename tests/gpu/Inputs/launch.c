@@ -103,7 +103,10 @@ int main(int argc, char **argv)
         printf("cached kernel ready in %.3f ms (target < 1 ms)\n", first_ms);
         CHECK(st.hits == 1 && st.compiles == 0, "expected a cache hit: hits %llu compiles %llu",
               (unsigned long long)st.hits, (unsigned long long)st.compiles);
-        CHECK(first_ms < 5, "a cached kernel took %.3f ms", first_ms);
+        /* a compute-sanitizer tool patches every module it loads (racecheck
+         * measured 11.9 ms here): the bound holds only without one */
+        if (!getenv("FUSEC_GPU_SANITIZER"))
+            CHECK(first_ms < 5, "a cached kernel took %.3f ms", first_ms);
     } else {
         printf("cold compile + load in %.1f ms (target < 50 ms; NVRTC alone %.1f ms)\n", first_ms,
                st.compile_ms_total);
