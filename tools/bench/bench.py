@@ -356,6 +356,8 @@ def main():
     ap.add_argument("--scale", action="store_true", help="also run elementwise/reduce cases at 2^20, 2^24, 2^28 elements")
     ap.add_argument("--sweep-cases", default="softmax_rows,layernorm_rows,rmsnorm,bias_relu,colsum",
                     help="the cases --sweep runs")
+    ap.add_argument("--sweep-sizes", default="64,96,128,333,768,1000,1536,2048,3001,4096,6144,8192,12000,16384,32000",
+                    help="comma list of inner sizes (row length or columns) for --sweep")
     ap.add_argument("--sweep", action="store_true",
                     help="symbolic-dim fusec against torch.compile over row lengths between the "
                          "suite's (about 2^26 elements each), to find cliffs")
@@ -372,7 +374,7 @@ def main():
     header(copy_gbs, copy_us)
     rows = []
     for dt in args.dtypes.split(","):
-        for name in args.cases.split(","):
+        for name in filter(None, args.cases.split(",")):
             if dt != "f32" and name not in ("bias_relu", "softmax_rows", "layernorm_rows"):
                 continue
             run_case(args, name, CASES[name], dt, dict(CASES[name]["dims"]), workdir, copy_gbs, rows)
@@ -396,7 +398,7 @@ def main():
         sk = set(args.skip) | {"fusec", "fusec_nvrtc", "nofusion", "jax", "compile"}
         saved, args.skip = args.skip, sk
         for name in args.sweep_cases.split(","):
-            for m in (64, 96, 128, 333, 768, 1000, 1536, 2048, 3001, 4096, 6144, 8192, 12000, 16384, 32000):
+            for m in (int(v) for v in args.sweep_sizes.split(",")):
                 dims = dict(CASES[name]["dims"])
                 inner = "D" if "D" in dims else "M"
                 dims[inner] = m
