@@ -43,10 +43,18 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
  *
  *   static size_t <k.name>_scratch_bytes(const int64_t *dims);
  *       device scratch the kernel needs (partials, counters); 0 if none.
- *       The host zero-fills it before the first launch of each call.
+ *   static size_t <k.name>_scratch_zero_bytes(const int64_t *dims);
+ *       (reduce kernels) how much of it, from the start, must be all zero
+ *       when the kernel starts: ticket counters and atomic accumulators,
+ *       which the kernel leaves all zero again.
  *   static fusert_status <k.name>_launch(void *const *bufs, const double *scalars,
  *                                         const int64_t *dims, void *scratch,
- *                                         int sm_count, fusert_stream stream);
+ *                                         void *zscratch, int sm_count,
+ *                                         fusert_stream stream);
+ *       scratch: the kernel's scratch_bytes; zscratch: memory of
+ *             scratch_zero_bytes that is all zero, which the kernel uses in
+ *             place of the start of scratch (the runtime's per-stream zeroed
+ *             scratch, or scratch itself after a memset);
  *       bufs: device pointers of k.inputs[0..ninputs) (tensor params or
  *             intermediates; scalar params are not in bufs), then
  *             k.outputs[0..noutputs);

@@ -2301,7 +2301,7 @@ static void emit_scalar_body(KCtx *c)
 {
     const Kernel *k = c->k;
     Buf ps = {0};
-    body_params(c, &ps, ", unsigned char *scratch");
+    body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch");
     reset_point(c);
     line(c, "template <class I, int BS, int V>");
     line(c, "static __device__ __forceinline__ void %s_body(%s)", k->name, ps.data);
@@ -2395,22 +2395,25 @@ static void emit_scalar_body(KCtx *c)
     reset_point(c);
     /* Each block's partial goes to its slot, read back in block order by
      * the last block (ordered), or with --atomic-reduce into the
-     * reduction's accumulator word at scratch + SCALAR_HEAD + 8 i by one
+     * reduction's accumulator word at zscratch + SCALAR_HEAD + 8 i by one
      * atomic, which the last block reads and puts back to 0 -- the identity
      * of every encoding of the preamble's fz_aadd/fz_aext -- for the next
-     * call.  Every block's writes precede its ticket behind a fence. */
+     * call.  Every block's writes precede its ticket behind a fence.  The
+     * counter and the accumulators live in zscratch, which is all zero when
+     * the kernel starts and which it leaves all zero (the runtime's zeroed
+     * scratch, or the call's own memset block); the partials in scratch. */
     if (c->atomic) {
         line(c, "/* block partials combined with atomics (--atomic-reduce: not bitwise");
         line(c, " * reproducible); the last block reads the totals */");
     } else
         line(c, "/* block partials, then the last block combines them in block order */");
     line(c, "__shared__ int fz_last;");
-    line(c, "unsigned *counter = (unsigned *)scratch;");
+    line(c, "unsigned *counter = (unsigned *)zscratch;");
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
         line(c, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
         if (c->atomic) {
-            line(c, "A%d::W *acc%d = (A%d::W *)(scratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
+            line(c, "A%d::W *acc%d = (A%d::W *)(zscratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
             line(c, "if (threadIdx.x == 0)");
             line(c, "    A%d::put(acc%d, a%d);", id, id, id);
         } else {
@@ -2547,7 +2550,7 @@ static void emit_cols_body(KCtx *c)
     }
     int vecok = cols_vec_width(c) > 1;
     Buf ps = {0};
-    body_params(c, &ps, ", unsigned char *scratch, int nsplit");
+    body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
     reset_point(c);
     line(c, "template <class I, int V>");
     line(c, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
@@ -2669,13 +2672,14 @@ static void emit_cols_body(KCtx *c)
      * partial slots, read back in split order by the block that takes the
      * tile's last ticket (ordered); or, with --atomic-reduce, into one
      * accumulator word per (outer index, column) at
-     * scratch + cnt_bytes + 8 nO nI i with an atomic, which the last block
+     * zscratch + cnt_bytes + 8 nO nI i with an atomic, which the last block
      * reads and puts back to 0 (the identity of every encoding).  The last
-     * block also puts the counter back to 0, for the next call. */
+     * block also puts the counter back to 0, for the next call: zscratch is
+     * left all zero, as the kernel found it. */
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
         if (c->atomic)
-            line(c, "A%d::W *acc%d = (A%d::W *)(scratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
+            line(c, "A%d::W *acc%d = (A%d::W *)(zscratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
                  id, id, i * 8);
         else
             line(c, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * nsplit * nO * nI);", id, id, id,
@@ -2690,7 +2694,7 @@ static void emit_cols_body(KCtx *c)
     }
     line(c, "__threadfence();");
     line(c, "__syncthreads();");
-    line(c, "unsigned *cnt = (unsigned *)scratch + (o * (I)gridDim.x + blockIdx.x);");
+    line(c, "unsigned *cnt = (unsigned *)zscratch + (o * (I)gridDim.x + blockIdx.x);");
     emit_ticket(c, "cnt", "(unsigned)nsplit - 1");
     line(c, "done = fz_last;");
     line(c, "if (done) {");
@@ -2786,8 +2790,9 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
     int cols = is_cols_scheme(c);
-    body_params(c, &ps, scalar ? ", unsigned char *scratch" : cols ? ", unsigned char *scratch, int nsplit" : NULL);
-    body_args(c, &as, scalar ? ", scratch" : cols ? ", scratch, nsplit" : NULL);
+    body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
+                              : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
+    body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
         line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
@@ -2984,18 +2989,19 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     }
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
-               "        void *scratch, int sm_count, fusert_stream stream)\n{\n",
+               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
                k->name);
     Buf decl = {0}, args = {0};
     host_common_args(c, &decl, &args);
     buf_puts(b, decl.data);
-    buf_puts(b, "    (void)bufs;\n    (void)scalars;\n    (void)dims;\n    (void)scratch;\n");
+    buf_puts(b, "    (void)bufs;\n    (void)scalars;\n    (void)dims;\n    (void)scratch;\n    (void)zscratch;\n");
     host_group_sizes(c, b);
     for (int g = 0; g < c->ng; g++)
         buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
     if (scalar || cols) {
         buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
-        buf_puts(&args, ", (void *)&scr");
+        buf_puts(b, "    unsigned char *zscr = (unsigned char *)zscratch;\n");
+        buf_puts(&args, ", (void *)&scr, (void *)&zscr");
     }
     if (cols) {
         buf_puts(b, "    int nsplit = 1;\n");
@@ -3059,7 +3065,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     } else if (cols) {
         host_cols_sizes(c, b);
         buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
-                      "    if (!scratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                      "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
                       "\"%s: no scratch buffer\");\n", k->name);
         int vw = v[0].vw;
         if (vw > 1) {
@@ -3089,7 +3095,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     } else if (scalar) {
         host_product(c, -1, &n);
         buf_printf(b, "    const int64_t n = %s;\n", n.data);
-        buf_printf(b, "    if (!scratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+        buf_printf(b, "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
                       "\"%s: no scratch buffer\");\n", k->name);
         buf_puts(b, "    int64_t blocks = (n + 511) / 512;\n");
         buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"

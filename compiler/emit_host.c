@@ -1058,7 +1058,8 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "size_t need;");
     for (int k = 0; k < p->nkernels; k++)
         if (p->kernels[k].kind == KK_REDUCE) {
-            emit_line(e, "size_t zero_end;");
+            emit_line(e, "size_t zero_end, zero_need = 0;");
+            emit_line(e, "void *zs = NULL;");
             break;
         }
     emit_line(e, "(void)scalars;");
@@ -1110,12 +1111,24 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "    return st;");
     emit_line(e, "owned = 1;");
     emit_close(e, "}");
-    /* Zero the scratch up to the end of the last counters that need it
-     * (a memset of the partials would only cost time). */
+    /* The counters and atomic accumulators of the reduce kernels must be
+     * all zero when each starts, and each leaves them so: all of them use
+     * the runtime's zeroed scratch of the stream, with no memset.  Where
+     * there is none (a stream being captured into a graph, an old driver),
+     * zero this call's scratch up to the end of the last counters that need
+     * it (a memset of the partials would only cost time). */
     int nred = 0;
     for (int k = 0; k < p->nkernels; k++)
         nred += p->kernels[k].kind == KK_REDUCE;
     if (nred > 0) {
+        for (int k = 0; k < p->nkernels; k++)
+            if (p->kernels[k].kind == KK_REDUCE) {
+                emit_line(e, "if (%s_scratch_zero_bytes(dims) > zero_need)", p->kernels[k].name);
+                emit_line(e, "    zero_need = %s_scratch_zero_bytes(dims);", p->kernels[k].name);
+            }
+        emit_line(e, "if (zero_need > 0)");
+        emit_line(e, "    st = fusert_zeroed_scratch(stream, zero_need, &zs);");
+        emit_open(e, "if (st == FUSERT_SUCCESS && !zs) {");
         emit_line(e, "zero_end = off[%d];", fi->ninter);
         for (int k = 0; k < p->nkernels; k++)
             if (p->kernels[k].kind == KK_REDUCE) {
@@ -1126,6 +1139,7 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         emit_line(e, "if (zero_end > off[%d])", fi->ninter);
         emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
                   f->name, fi->ninter, fi->ninter);
+        emit_close(e, "}");
     }
     if (p->nkernels > 0) {
         emit_line(e, "if (st == FUSERT_SUCCESS)");
@@ -1182,8 +1196,13 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         else
             emit_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
         emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
-        emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), sm, stream);", kn->name,
-                  fi->ninter + 1 + k);
+        if (kn->kind == KK_REDUCE) {
+            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
+                      fi->ninter + 1 + k);
+            emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
+        } else
+            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
+                      kn->name, fi->ninter + 1 + k);
         emit_close(e, "}");
         buf_free(&list);
     }

@@ -13,6 +13,7 @@
  * Every driver failure becomes a status plus a message naming the call and
  * the driver's error name and text; nothing here aborts or exits. */
 #include "fusert_internal.h"
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -245,6 +246,89 @@ fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_str
         snprintf(what, sizeof what, "cuMemsetD8Async(%zu bytes)", bytes);
         return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
     }
+    return FUSERT_SUCCESS;
+}
+
+/* ---- zeroed scratch, kept per stream ---------------------------------------- */
+
+/* A region per (device, stream id).  Its memory comes from the stream's
+ * pool (cuMemAllocAsync) and is zeroed on that stream, so it is ready in
+ * stream order; a larger request replaces it the same way and frees the old
+ * one behind the work already queued.  Only work on that stream touches it,
+ * and every such user leaves it zero. */
+typedef struct zeroed_region {
+    unsigned long long id;
+    CUdeviceptr ptr;
+    size_t bytes;
+} zeroed_region;
+
+static zeroed_region zeroed[FUSERT_MAX_DEVICES][FUSERT_ZEROED_STREAMS];
+static int nzeroed[FUSERT_MAX_DEVICES];
+static pthread_mutex_t zeroed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static fusert_status zeroed_grow(const fusert_driver *d, zeroed_region *z, size_t bytes,
+                                 CUstream s)
+{
+    bytes = (bytes + 255) / 256 * 256;
+    if (bytes < 4096)
+        bytes = 4096; /* one allocation serves most kernels for good */
+    CUdeviceptr p = 0;
+    CUresult r = d->MemAllocAsync(&p, bytes, s);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "cuMemAllocAsync(%zu bytes of zeroed scratch)", bytes);
+        return fusert__cuda_error(r == CUDA_ERROR_OUT_OF_MEMORY ? FUSERT_ERROR_OUT_OF_MEMORY
+                                                                : FUSERT_ERROR_CUDA, r, what);
+    }
+    r = d->MemsetD8Async(p, 0, bytes, s);
+    if (r != CUDA_SUCCESS) {
+        d->MemFreeAsync(p, s);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuMemsetD8Async(zeroed scratch)");
+    }
+    if (z->ptr)
+        d->MemFreeAsync(z->ptr, s); /* after the work that may still use it */
+    z->ptr = p;
+    z->bytes = bytes;
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
+{
+    if (!ptr)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_zeroed_scratch: ptr is NULL");
+    *ptr = NULL;
+    if (bytes == 0)
+        return FUSERT_SUCCESS;
+    const fusert_driver *d;
+    int dev;
+    fusert_status s = fusert__driver_device(&d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    if (!d->StreamGetId)
+        return FUSERT_SUCCESS;
+    /* A stream that cannot be asked (the legacy stream while another is
+     * captured, say) gets nothing: the caller's own memset path reports
+     * whatever is really wrong. */
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    unsigned long long id = 0;
+    if (d->StreamIsCapturing((CUstream)stream, &cap) != CUDA_SUCCESS ||
+        cap != CU_STREAM_CAPTURE_STATUS_NONE || d->StreamGetId((CUstream)stream, &id) != CUDA_SUCCESS)
+        return FUSERT_SUCCESS;
+    pthread_mutex_lock(&zeroed_lock);
+    zeroed_region *z = NULL;
+    for (int i = 0; i < nzeroed[dev] && !z; i++)
+        if (zeroed[dev][i].id == id)
+            z = &zeroed[dev][i];
+    if (!z && nzeroed[dev] < FUSERT_ZEROED_STREAMS) {
+        z = &zeroed[dev][nzeroed[dev]++];
+        z->id = id;
+        z->ptr = 0;
+        z->bytes = 0;
+    }
+    /* out of memory for it: nothing, and the caller's memset path goes on */
+    if (z && (z->bytes >= bytes || zeroed_grow(d, z, bytes, (CUstream)stream) == FUSERT_SUCCESS))
+        *ptr = (void *)(uintptr_t)z->ptr;
+    pthread_mutex_unlock(&zeroed_lock);
     return FUSERT_SUCCESS;
 }
 

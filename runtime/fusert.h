@@ -82,6 +82,21 @@ fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
 fusert_status fusert_free_async(void *ptr, fusert_stream stream);
 fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_stream stream);
 
+/* Device memory of at least `bytes` that is all zero where the caller's
+ * next work on `stream` starts, provided all work queued there before it
+ * also left it all zero.  Generated reductions keep their ticket counters
+ * and atomic accumulators here: their last block puts every word back to
+ * 0, so a call needs no memset.  One region per device and stream (told
+ * apart by cuStreamGetId, whose ids are never reused), grown with
+ * stream-ordered allocation and kept for the life of the process.
+ * *ptr is NULL (with FUSERT_SUCCESS) when there is none to give: while
+ * `stream` is being captured (a graph may be replayed on any stream), on a
+ * driver older than CUDA 12.0, beyond FUSERT_ZEROED_STREAMS streams of a
+ * device, or when the driver refuses the memory; the caller then zero-fills
+ * memory of its own, as before.  Without a driver it fails as every call. */
+#define FUSERT_ZEROED_STREAMS 256
+fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr);
+
 /* ---- the on-disk cache ---------------------------------------------- */
 /* Directory: $FUSERT_CACHE_DIR, else $XDG_CACHE_HOME/fusert, else
  * ~/.cache/fusert.  FUSERT_CACHE_DISABLE=1 turns it off.  Entries are keyed

@@ -48,7 +48,8 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
     X(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags")                \
     X(GraphLaunch, "cuGraphLaunch")                                            \
     X(GraphExecDestroy, "cuGraphExecDestroy")                                  \
-    X(GraphDestroy, "cuGraphDestroy")
+    X(GraphDestroy, "cuGraphDestroy")                                          \
+    X(StreamIsCapturing, "cuStreamIsCapturing")
 
 static void load_driver(void)
 {
@@ -77,6 +78,12 @@ static void load_driver(void)
     }
     DRIVER_SYMBOLS(LOAD)
 #undef LOAD
+    {
+        /* optional: without it fusert_zeroed_scratch hands out nothing */
+        void *p = dlsym(h, "cuStreamGetId");
+        if (p)
+            memcpy(&drv.StreamGetId, &p, sizeof p);
+    }
     CUresult r = drv.Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL, *text = NULL;

@@ -38,6 +38,9 @@ typedef struct fusert_driver {
     CUresult (*GraphLaunch)(CUgraphExec e, CUstream s);
     CUresult (*GraphExecDestroy)(CUgraphExec e);
     CUresult (*GraphDestroy)(CUgraph g);
+    CUresult (*StreamIsCapturing)(CUstream s, CUstreamCaptureStatus *st);
+    /* optional (CUDA 12.0 drivers and later); NULL when missing */
+    CUresult (*StreamGetId)(CUstream s, unsigned long long *id);
 } fusert_driver;
 
 /* The loaded driver with cuInit(0) done, or NULL after recording

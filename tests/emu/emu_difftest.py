@@ -100,6 +100,9 @@ def run_file(args, src, sos):
     env["FZ_EMU_SMS"] = str(sms[h % len(sms)])
     orders = args.block_order.split(",")
     env["FZ_EMU_BLOCK_ORDER"] = orders[h // len(sms) % len(orders)]
+    # counters in the runtime's zeroed scratch (checked clean at every call)
+    # for two files in three, the call's own memset for the third
+    env["FZ_EMU_ZEROED"] = "0" if h % 3 == 0 else "1"
     if args.asan:
         lib = subprocess.check_output(["g++", "-print-file-name=libasan.so"], text=True).strip()
         env["LD_PRELOAD"] = lib
@@ -132,8 +135,8 @@ def run_file(args, src, sos):
         tail = " ".join(err.strip().splitlines()[-6:])[:1500]
         lines.append("MISMATCH %s: worker %s while running %s: %s" % (
             name, "failed" if rc is None else "exited with status %d" % rc, current or "(setup)", tail))
-    lines = [ln.replace("MISMATCH %s: " % name, "MISMATCH %s (%s SMs, %s block order): " % (
-        name, env["FZ_EMU_SMS"], env["FZ_EMU_BLOCK_ORDER"]), 1) for ln in lines]
+    lines = [ln.replace("MISMATCH %s: " % name, "MISMATCH %s (%s SMs, %s block order, zeroed %s): " % (
+        name, env["FZ_EMU_SMS"], env["FZ_EMU_BLOCK_ORDER"], env["FZ_EMU_ZEROED"]), 1) for ln in lines]
     return npass, nfail, nskip, lines
 
 

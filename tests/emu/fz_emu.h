@@ -33,7 +33,8 @@
  * Environment: FZ_EMU_SMS (multiprocessor count, default 2),
  * FZ_EMU_BLOCK_ORDER=reverse (run the blocks last to first), FZ_EMU_STACK_KB
  * (fiber stack, default 128), FZ_EMU_ABORT, FZ_EMU_ALLOW_EXITED (a barrier
- * that completes after some threads exited is an error unless set). */
+ * that completes after some threads exited is an error unless set),
+ * FZ_EMU_ZEROED=0 (no zeroed scratch: calls zero their own). */
 #ifndef FZ_EMU_H
 #define FZ_EMU_H
 
@@ -775,5 +776,39 @@ extern "C" __attribute__((visibility("default"))) fusert_status fusert_set_error
 }
 extern "C" __attribute__((visibility("default"))) const char *fusert_last_error(void) { return fz_emu_error_text; }
 extern "C" __attribute__((visibility("default"))) void fusert_clear_error(void) { fz_emu_error_text[0] = 0; }
+
+/* ---- fusert's zeroed scratch: one region for the process, which every
+ * reduction kernel must leave all zero.  Each request first checks that the
+ * calls before it did (a kernel that forgets to put a counter or an
+ * accumulator back to 0 fails the next call that asks).  FZ_EMU_ZEROED=0
+ * hands out none, so calls take their memset path instead. ---- */
+extern "C" __attribute__((visibility("default"))) fusert_status fusert_zeroed_scratch(fusert_stream stream,
+                                                                                        size_t bytes, void **ptr)
+{
+    static unsigned char *region;
+    static size_t have;
+    (void)stream;
+    *ptr = NULL;
+    const char *off = getenv("FZ_EMU_ZEROED");
+    if (bytes == 0 || (off && strcmp(off, "0") == 0))
+        return FUSERT_SUCCESS;
+    for (size_t i = 0; i < have; i++)
+        if (region[i])
+            return fusert_set_error(FUSERT_ERROR_CUDA, "emulator: a kernel left the zeroed scratch dirty: "
+                                    "byte %zu of %zu is 0x%02x", i, have, region[i]);
+    if (have < bytes) {
+        free(region);
+        region = NULL;
+        have = 0;
+        void *m = NULL;
+        if (posix_memalign(&m, 256, bytes) != 0)
+            return FUSERT_SUCCESS; /* none: the memset path */
+        memset(m, 0, bytes);
+        region = (unsigned char *)m;
+        have = bytes;
+    }
+    *ptr = region;
+    return FUSERT_SUCCESS;
+}
 
 #endif

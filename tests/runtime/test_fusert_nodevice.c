@@ -36,6 +36,10 @@ int main(void)
     CHECK_STATUS(fusert_alloc_async(&p, 256, NULL), FUSERT_ERROR_NO_DEVICE);
     CHECK_STATUS(fusert_free_async((void *)256, NULL), FUSERT_ERROR_NO_DEVICE);
     CHECK_STATUS(fusert_memset_async((void *)256, 0, 16, NULL), FUSERT_ERROR_NO_DEVICE);
+    p = (void *)1;
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, 256, &p), FUSERT_ERROR_NO_DEVICE);
+    CHECK(p == NULL, "no zeroed scratch without a device");
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, 256, NULL), FUSERT_ERROR_NULL_POINTER);
     CHECK_STATUS(fusert_launch((void *)1, 1, 1, 1, 32, 1, 1, 0, NULL, NULL),
                  FUSERT_ERROR_NO_DEVICE);
     CHECK_STATUS(fusert_graph_begin((fusert_stream)1), FUSERT_ERROR_NO_DEVICE);

@@ -77,3 +77,13 @@ fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_str
     printf("fake: memset %zu\n", bytes);
     return FUSERT_SUCCESS;
 }
+
+/* No zeroed scratch here: calls take their memset path, which the checks
+ * of host-run-fake.test see. */
+fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
+{
+    (void)stream;
+    *ptr = NULL;
+    printf("fake: zeroed scratch of %zu asked, none given\n", bytes);
+    return FUSERT_SUCCESS;
+}

@@ -1,7 +1,8 @@
 /* launch.c -- libfusert on a real GPU, without fusec: lazy compile and load
- * of a program, launch, stream-ordered scratch, memset, the multiprocessor
- * count, graph capture and replay, launch errors, and the JIT latency
- * targets of BENCHMARKS.md (cold compile, cached kernel ready).
+ * of a program, launch, stream-ordered scratch, memset, the zeroed scratch,
+ * the multiprocessor count, graph capture and replay, launch errors, and
+ * the JIT latency targets of BENCHMARKS.md (cold compile, cached kernel
+ * ready).
  * Run twice with one cache folder: the first run compiles, the second hits.
  * Results are read back through the driver (dlopen'd here too). */
 #define _GNU_SOURCE
@@ -174,11 +175,35 @@ int main(int argc, char **argv)
     CHECK(strstr(fusert_last_error(), "1125899906842624 bytes") != NULL, "message: %s",
           fusert_last_error());
 
-    /* graph: capture scale_add with a = 3 on a created stream, replay 3x */
+    /* the zeroed scratch: all zero, one region per stream (the same one
+     * again while it is large enough), a larger one when asked, none while
+     * the stream is being captured */
     CUstream stream = NULL;
     CHECK(stream_create(&stream, 1 /* non-blocking */) == CUDA_SUCCESS, "stream");
+    void *z0 = NULL, *z1 = NULL, *zs = NULL, *zbig = NULL;
+    CHECK(fusert_zeroed_scratch(NULL, 256, &z0) == FUSERT_SUCCESS && z0, "zeroed: %s",
+          fusert_last_error());
+    CHECK(fusert_zeroed_scratch(NULL, 100, &z1) == FUSERT_SUCCESS && z1 == z0,
+          "zeroed: the same stream got another region");
+    CHECK(fusert_zeroed_scratch(stream, 256, &zs) == FUSERT_SUCCESS && zs && zs != z0,
+          "zeroed: another stream got %p (the default stream's is %p)", zs, z0);
+    size_t zbytes = (size_t)1 << 20;
+    CHECK(fusert_zeroed_scratch(NULL, zbytes, &zbig) == FUSERT_SUCCESS && zbig,
+          "zeroed: 1 MiB: %s", fusert_last_error());
+    unsigned char *zhost = malloc(zbytes);
+    CHECK(zhost && dtoh(zhost, (CUdeviceptr)(uintptr_t)zbig, zbytes) == CUDA_SUCCESS, "zeroed: copy");
+    long dirty = 0;
+    for (size_t i = 0; zhost && i < zbytes; i++)
+        dirty += zhost[i] != 0;
+    CHECK(dirty == 0, "zeroed: %ld of %zu bytes are not zero", dirty, zbytes);
+    free(zhost);
+
+    /* graph: capture scale_add with a = 3 on a created stream, replay 3x */
     fusert_graph *g = NULL;
     CHECK(fusert_graph_begin(stream) == FUSERT_SUCCESS, "graph begin");
+    void *zcap = (void *)1;
+    CHECK(fusert_zeroed_scratch(stream, 256, &zcap) == FUSERT_SUCCESS && zcap == NULL,
+          "zeroed scratch handed out during a capture");
     float a3 = 3.0f;
     void *a4[] = {&x, &y, &a3, &n};
     void *tmp = NULL;
