@@ -1,17 +1,29 @@
 /* nvrtc_check.c -- the `nvrtc-check` test tool: compile one CUDA source file
  * with NVRTC for one architecture (default sm_90) and print the log.
  *
- *   nvrtc-check [--arch=sm_XX] [NVRTC option...] FILE.cu
+ *   nvrtc-check [--arch=sm_XX] [--functions] [--repeat=N] [NVRTC option...] FILE.cu
  *
  * Prints "nvrtc-check: FILE: ok, N bytes of CUBIN" and exits 0 when NVRTC
  * accepts the source; prints the log and exits 1 when it does not (2 for
  * bad usage or I/O).  No GPU is needed: this is what fusert does at run
  * time for the nvrtc target, short of loading the module.  The toolkit's
- * include folder is passed as -I so that cuda_fp16.h and friends resolve. */
+ * include folder is passed as -I so that cuda_fp16.h and friends resolve.
+ *
+ * --functions: then one line per function symbol of the CUBIN, in symbol
+ *   table order: "kernel NAME" for an entry point (a __global__), "function
+ *   NAME" for a device function that was not inlined.  The codegen tests use
+ *   it to see which kernels a -DFUSERT_KERNEL=<i> compile leaves.
+ * --repeat=N: compile N times in this process and print the first and the
+ *   best nvrtcCompileProgram time ("compile ms: first F best B"); the first
+ *   includes NVRTC's one-time start-up.  For the compile-time figures of
+ *   docs/benchmarks.md. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <nvrtc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef NVRTC_CHECK_CUDA_INCLUDE
 #define NVRTC_CHECK_CUDA_INCLUDE "/usr/local/cuda/include"
@@ -44,22 +56,81 @@ static char *read_all(const char *path)
     return buf;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Little-endian field readers: a CUBIN is ELF64 little endian. */
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Print the function symbols of an ELF64 image (see --functions); 0 when the
+ * image is not one we can read.  The names come from the symbol table's own
+ * string table; STO_CUDA_ENTRY (0x10 in st_other) marks a kernel. */
+static int list_functions(const unsigned char *img, size_t n)
+{
+    if (n < 64 || memcmp(img, "\x7f" "ELF", 4) != 0 || img[4] != 2 || img[5] != 1)
+        return 0;
+    uint64_t shoff = get_le(img + 40, 8);
+    unsigned shentsize = (unsigned)get_le(img + 58, 2), shnum = (unsigned)get_le(img + 60, 2);
+    if (shentsize < 64 || shoff > n || (uint64_t)shnum * shentsize > n - shoff)
+        return 0;
+    for (unsigned i = 0; i < shnum; i++) {
+        const unsigned char *sh = img + shoff + (size_t)i * shentsize;
+        if (get_le(sh + 4, 4) != 2) /* SHT_SYMTAB */
+            continue;
+        uint64_t off = get_le(sh + 24, 8), size = get_le(sh + 32, 8);
+        unsigned link = (unsigned)get_le(sh + 40, 4);
+        uint64_t entsize = get_le(sh + 56, 8);
+        if (link >= shnum || entsize < 24 || off > n || size > n - off)
+            return 0;
+        const unsigned char *str = img + shoff + (size_t)link * shentsize;
+        uint64_t stroff = get_le(str + 24, 8), strsize = get_le(str + 32, 8);
+        if (stroff > n || strsize > n - stroff)
+            return 0;
+        for (uint64_t s = 0; s + entsize <= size; s += entsize) {
+            const unsigned char *sym = img + off + s;
+            uint64_t name = get_le(sym, 4);
+            if ((sym[4] & 0xf) != 2 || name >= strsize) /* STT_FUNC */
+                continue;
+            const char *nm = (const char *)img + stroff + name;
+            if (!memchr(nm, 0, strsize - name))
+                return 0;
+            printf("%s %s\n", sym[5] & 0x10 ? "kernel" : "function", nm);
+        }
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *arch = "sm_90", *path = NULL;
     const char *opts[64];
-    int nopts = 0;
+    int nopts = 0, functions = 0, repeat = 1;
     char archopt[64];
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--arch=", 7) == 0)
             arch = argv[i] + 7;
+        else if (strcmp(argv[i], "--functions") == 0)
+            functions = 1;
+        else if (strncmp(argv[i], "--repeat=", 9) == 0 && atoi(argv[i] + 9) > 0)
+            repeat = atoi(argv[i] + 9);
         else if (argv[i][0] == '-' && argv[i][1] != 0 && nopts < 60)
             opts[nopts++] = argv[i];
         else
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: nvrtc-check [--arch=sm_XX] [NVRTC option...] FILE.cu\n");
+        fprintf(stderr, "usage: nvrtc-check [--arch=sm_XX] [--functions] [--repeat=N] "
+                        "[NVRTC option...] FILE.cu\n");
         return 2;
     }
     char *src = read_all(path);
@@ -72,14 +143,26 @@ int main(int argc, char **argv)
     opts[nopts++] = "-I" NVRTC_CHECK_CUDA_INCLUDE;
     opts[nopts++] = "--std=c++17";
 
-    nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src, path, 0, NULL, NULL);
-    if (r != NVRTC_SUCCESS) {
-        fprintf(stderr, "nvrtc-check: %s\n", nvrtcGetErrorString(r));
-        free(src);
-        return 2;
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = NVRTC_SUCCESS;
+    double first_ms = 0, best_ms = 0;
+    for (int it = 0; it < repeat && r == NVRTC_SUCCESS; it++) {
+        if (prog)
+            nvrtcDestroyProgram(&prog);
+        r = nvrtcCreateProgram(&prog, src, path, 0, NULL, NULL);
+        if (r != NVRTC_SUCCESS) {
+            fprintf(stderr, "nvrtc-check: %s\n", nvrtcGetErrorString(r));
+            free(src);
+            return 2;
+        }
+        double t0 = now_ms();
+        r = nvrtcCompileProgram(prog, nopts, opts);
+        double ms = now_ms() - t0;
+        if (it == 0 || ms < best_ms)
+            best_ms = ms;
+        if (it == 0)
+            first_ms = ms;
     }
-    r = nvrtcCompileProgram(prog, nopts, opts);
     size_t logsize = 0;
     nvrtcGetProgramLogSize(prog, &logsize);
     if (logsize > 1) {
@@ -96,6 +179,15 @@ int main(int argc, char **argv)
         size_t cubin = 0;
         nvrtcGetCUBINSize(prog, &cubin);
         printf("nvrtc-check: %s: ok, %zu bytes of CUBIN for %s\n", path, cubin, arch);
+        if (repeat > 1)
+            printf("compile ms: first %.1f best %.1f (%d compiles)\n", first_ms, best_ms, repeat);
+        unsigned char *img = functions && cubin ? malloc(cubin) : NULL;
+        if (functions && !(img && nvrtcGetCUBIN(prog, (char *)img) == NVRTC_SUCCESS &&
+                           list_functions(img, cubin))) {
+            fprintf(stderr, "nvrtc-check: %s: cannot read the CUBIN's symbols\n", path);
+            rc = 1;
+        }
+        free(img);
     }
     nvrtcDestroyProgram(&prog);
     free(src);
