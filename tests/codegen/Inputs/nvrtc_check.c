@@ -18,8 +18,8 @@
  *   F best B"); the first includes NVRTC's one-time start-up.  For the
  *   compile-time figures of docs/benchmarks.md. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "cubin_functions.h" /* tests/common */
 #include <nvrtc.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,51 +63,10 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Little-endian field readers: a CUBIN is ELF64 little endian. */
-static uint64_t get_le(const unsigned char *p, int n)
+static void print_function(const char *name, int is_kernel, void *ctx)
 {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* Print the function symbols of an ELF64 image (see --functions); 0 when the
- * image is not one we can read.  The names come from the symbol table's own
- * string table; STO_CUDA_ENTRY (0x10 in st_other) marks a kernel. */
-static int list_functions(const unsigned char *img, size_t n)
-{
-    if (n < 64 || memcmp(img, "\x7f" "ELF", 4) != 0 || img[4] != 2 || img[5] != 1)
-        return 0;
-    uint64_t shoff = get_le(img + 40, 8);
-    unsigned shentsize = (unsigned)get_le(img + 58, 2), shnum = (unsigned)get_le(img + 60, 2);
-    if (shentsize < 64 || shoff > n || (uint64_t)shnum * shentsize > n - shoff)
-        return 0;
-    for (unsigned i = 0; i < shnum; i++) {
-        const unsigned char *sh = img + shoff + (size_t)i * shentsize;
-        if (get_le(sh + 4, 4) != 2) /* SHT_SYMTAB */
-            continue;
-        uint64_t off = get_le(sh + 24, 8), size = get_le(sh + 32, 8);
-        unsigned link = (unsigned)get_le(sh + 40, 4);
-        uint64_t entsize = get_le(sh + 56, 8);
-        if (link >= shnum || entsize < 24 || off > n || size > n - off)
-            return 0;
-        const unsigned char *str = img + shoff + (size_t)link * shentsize;
-        uint64_t stroff = get_le(str + 24, 8), strsize = get_le(str + 32, 8);
-        if (stroff > n || strsize > n - stroff)
-            return 0;
-        for (uint64_t s = 0; s + entsize <= size; s += entsize) {
-            const unsigned char *sym = img + off + s;
-            uint64_t name = get_le(sym, 4);
-            if ((sym[4] & 0xf) != 2 || name >= strsize) /* STT_FUNC */
-                continue;
-            const char *nm = (const char *)img + stroff + name;
-            if (!memchr(nm, 0, strsize - name))
-                return 0;
-            printf("%s %s\n", sym[5] & 0x10 ? "kernel" : "function", nm);
-        }
-    }
-    return 1;
+    (void)ctx;
+    printf("%s %s\n", is_kernel ? "kernel" : "function", name);
 }
 
 int main(int argc, char **argv)
@@ -183,7 +142,7 @@ int main(int argc, char **argv)
             printf("compile ms: first %.1f best %.1f (%d compiles)\n", first_ms, best_ms, repeat);
         unsigned char *img = functions && cubin ? malloc(cubin) : NULL;
         if (functions && !(img && nvrtcGetCUBIN(prog, (char *)img) == NVRTC_SUCCESS &&
-                           list_functions(img, cubin))) {
+                           cubin_functions(img, cubin, print_function, NULL))) {
             fprintf(stderr, "nvrtc-check: %s: cannot read the CUBIN's symbols\n", path);
             rc = 1;
         }

@@ -6,7 +6,7 @@
  *   - two devices of compute capability 9.0 with 132 multiprocessors, a
  *     primary context per device, a current context per thread;
  *   - cuModuleLoadData reads the CUBIN's ELF symbol table and remembers
- *     its kernels (function symbols marked STO_CUDA_ENTRY), so
+ *     its kernels (tests/common/cubin_functions.h), so
  *     cuModuleGetFunction finds exactly the kernels that NVRTC compiled;
  *   - stream capture: while a capture begun in a mode other than RELAXED is
  *     open, cuModuleLoadData fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
@@ -16,6 +16,7 @@
  *
  * The tests read the counters through the fake_* functions (dlsym on the
  * same dlopen handle fusert uses). */
+#include "cubin_functions.h" /* tests/common */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -68,40 +69,32 @@ void fake_use_device(int d) { current = (CUcontext)(void *)&contexts[d]; }
 
 /* ---- the CUBIN's kernels ------------------------------------------------ */
 
-static uint64_t le(const unsigned char *p, int n)
+static void add_kernel(const char *name, int is_kernel, void *ctx)
 {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
+    fake_module *m = ctx;
+    if (!is_kernel || m->nkernels == FAKE_MAX_KERNELS)
+        return;
+    fake_function *f = &m->kernels[m->nkernels++];
+    f->module = m;
+    strncpy(f->name, name, sizeof f->name - 1);
 }
 
-/* Fill m's kernel list from an ELF64 image; 0 if the image is not one.
- * The size is not passed to cuModuleLoadData, so the ELF header's section
- * table bounds are trusted: fusert hands us what NVRTC produced. */
-static int read_kernels(const unsigned char *img, fake_module *m)
+/* cuModuleLoadData gets no size: the image ends where its last section or
+ * the section table does (fusert hands over what NVRTC produced). */
+static size_t elf_size(const unsigned char *img)
 {
     if (memcmp(img, "\x7f" "ELF", 4) != 0 || img[4] != 2)
         return 0;
-    uint64_t shoff = le(img + 40, 8);
-    unsigned shentsize = (unsigned)le(img + 58, 2), shnum = (unsigned)le(img + 60, 2);
+    uint64_t shoff = cubin_le(img + 40, 8);
+    unsigned shentsize = (unsigned)cubin_le(img + 58, 2), shnum = (unsigned)cubin_le(img + 60, 2);
+    uint64_t end = shoff + (uint64_t)shnum * shentsize;
     for (unsigned i = 0; i < shnum; i++) {
         const unsigned char *sh = img + shoff + (size_t)i * shentsize;
-        if (le(sh + 4, 4) != 2) /* SHT_SYMTAB */
-            continue;
-        const unsigned char *str = img + shoff + (size_t)le(sh + 40, 4) * shentsize;
-        const char *names = (const char *)img + le(str + 24, 8);
-        uint64_t off = le(sh + 24, 8), size = le(sh + 32, 8), ent = le(sh + 56, 8);
-        for (uint64_t s = 0; ent && s + ent <= size; s += ent) {
-            const unsigned char *sym = img + off + s;
-            if ((sym[4] & 0xf) != 2 || !(sym[5] & 0x10) || m->nkernels == FAKE_MAX_KERNELS)
-                continue; /* not a kernel (STT_FUNC with STO_CUDA_ENTRY) */
-            fake_function *f = &m->kernels[m->nkernels++];
-            f->module = m;
-            strncpy(f->name, names + le(sym, 4), sizeof f->name - 1);
-        }
+        uint64_t last = cubin_le(sh + 24, 8) + cubin_le(sh + 32, 8);
+        if (cubin_le(sh + 4, 4) != 8 && last > end) /* not SHT_NOBITS */
+            end = last;
     }
-    return 1;
+    return (size_t)end;
 }
 
 /* ---- the driver API ------------------------------------------------------ */
@@ -196,7 +189,7 @@ CUresult cuModuleLoadData(CUmodule *out, const void *image)
     fake_module *m = calloc(1, sizeof *m);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!read_kernels(image, m)) {
+    if (!cubin_functions(image, elf_size(image), add_kernel, m)) {
         free(m);
         return CUDA_ERROR_INVALID_IMAGE;
     }
