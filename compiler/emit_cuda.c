@@ -2784,8 +2784,13 @@ static void emit_cols_body(KCtx *c)
 /* Entry points.                                                       */
 
 /* One extern "C" __global__ per variant: a call of the template body with
- * the index type and the compile-time shape of the variant. */
-static void emit_wrappers(KCtx *c, const Variant *v, int nv)
+ * the index type and the compile-time shape of the variant.  In the nvrtc
+ * target each one is guarded by its K_INDEX (base + i): fusert compiles the
+ * source once per kernel with -DFUSERT_KERNEL=<K_INDEX>, which leaves that
+ * wrapper alone, so only its body template is instantiated and a launch
+ * pays for the one variant it picks.  Without the macro every kernel is
+ * there (a whole-module compile, as older fusert does). */
+static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
 {
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
@@ -2793,8 +2798,11 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
     body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
                               : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
     body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
+    int guard = c->o && c->o->target == TARGET_NVRTC;
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
+        if (guard)
+            line(c, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
         line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
         line(c, "{");
         switch (v[i].kind) {
@@ -2812,6 +2820,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv)
         case VK_COLS: line(c, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         }
         line(c, "}");
+        if (guard)
+            line(c, "#endif");
     }
     buf_free(&ps);
     buf_free(&as);
@@ -2829,6 +2839,7 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
             any_atomic = emit_cuda_combine(plans[p]->fn, &plans[p]->kernels[ki], 1, NULL, 0) == COMBINE_ATOMIC;
     for (int i = 0; any_atomic && atomic_preamble[i]; i++)
         buf_puts(out, atomic_preamble[i]);
+    int kindex = 0; /* K_INDEX of the kernel's first variant */
     for (int p = 0; p < nplans; p++) {
         const Plan *pl = plans[p];
         for (int ki = 0; ki < pl->nkernels; ki++) {
@@ -2855,7 +2866,8 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                     emit_row_body(&c, 1);
                 emit_row_body(&c, 0);
             }
-            emit_wrappers(&c, v, nv);
+            emit_wrappers(&c, v, nv, kindex);
+            kindex += nv;
             if (c.ind != 0)
                 ICE("unbalanced indentation in a generated kernel");
             kctx_free(&c);

@@ -762,8 +762,10 @@ static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const cha
 }
 
 /* The nvrtc target's FUSEC_LAUNCH and helpers: everything goes through
- * fusert, which compiles fusec_source once per device (and caches it on
- * disk), finds kernels by K_INDEX and records its own error messages. */
+ * fusert, which compiles fusec_source per kernel and device on the kernel's
+ * first launch (.per_kernel: -DFUSERT_KERNEL=<K_INDEX> keeps the one
+ * variant a launch picked, see emit_wrappers) and caches it on disk, finds
+ * kernels by K_INDEX and records its own error messages. */
 static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast_math)
 {
     emit_line(e, "/* ==== host support: fusert (NVRTC and the driver API) ==== */");
@@ -771,7 +773,8 @@ static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast
     emit_line(e, "/* Kernel names in K_INDEX order. */");
     emit_wrapped(e, arena_printf(a, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL"));
     emit_line(e, "%s", "");
-    emit_line(e, "/* The module: compiled for the current device on first use, then cached. */");
+    emit_line(e, "/* The module: each kernel is compiled alone for the current device on its");
+    emit_line(e, " * first launch, then cached. */");
     emit_open(e, "static fusert_program fusec_program = {");
     emit_line(e, ".name = fusec_module_name,");
     emit_line(e, ".source = fusec_source,");
@@ -781,6 +784,7 @@ static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast
     else
         emit_line(e, ".nkernels = 0,");
     emit_line(e, ".options = %s,", fast_math ? "\"--use_fast_math\"" : "NULL");
+    emit_line(e, ".per_kernel = 1,");
     emit_close(e, "};");
     emit_line(e, "%s", "");
     emit_common_helpers(e);

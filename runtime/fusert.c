@@ -2,9 +2,12 @@
  * memory and the CUDA-graph helper.
  *
  * State: the last error is thread-local; modules live in the
- * fusert_program objects generated code owns (one slot per device ordinal,
- * filled once under the program's spin lock and published with a release
- * store, so the common path is one acquire load); multiprocessor counts are
+ * fusert_program objects generated code owns: one slot per device ordinal
+ * for a whole module, or in per-kernel mode one per device and kernel,
+ * each filled once under the program's spin lock and published with a
+ * release store, so the common path is one or two acquire loads (a
+ * kernel's slot is written once, never changed, so a reader that sees it
+ * sees the finished module); multiprocessor counts are
  * cached per device in an atomic array.  Nothing else is global and
  * mutable.  The atomics are the GCC/Clang __atomic builtins (the C11 memory
  * model) applied to the plain fields of the public struct, whose layout the
@@ -66,6 +69,7 @@ static double clock_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Whole-module mode: every kernel of p, compiled and loaded at once. */
 static fusert_status load_program(const fusert_driver *d, fusert_program *p, int dev)
 {
     double t0 = clock_ms();
@@ -94,7 +98,9 @@ static fusert_status load_program(const fusert_driver *d, fusert_program *p, int
             snprintf(what, sizeof what, "cuModuleGetFunction(kernel '%s' of module '%s')",
                      p->kernels[i], p->name ? p->name : "?");
             free(fns);
-            return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+            s = fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+            d->ModuleUnload(mod); /* else every retry would leave one loaded */
+            return s;
         }
         fns[i] = f;
     }
@@ -104,6 +110,89 @@ static fusert_status load_program(const fusert_driver *d, fusert_program *p, int
         fprintf(stderr, "fusert: module '%s' ready on device %d in %.2f ms (%d kernels)\n",
                 p->name ? p->name : "?", dev, clock_ms() - t0, p->nkernels);
     return FUSERT_SUCCESS;
+}
+
+/* Per-kernel mode: device dev's CUfunction slots for p, allocated (with
+ * the CUmodule slots) when the device asks for its first kernel.  Called
+ * with p->lock held; NULL when out of memory. */
+static void **kernel_slots(fusert_program *p, int dev)
+{
+    void **fns = p->kernel_functions[dev];
+    if (fns)
+        return fns;
+    void **mods = calloc((size_t)p->nkernels, sizeof *mods);
+    fns = calloc((size_t)p->nkernels, sizeof *fns);
+    if (!mods || !fns) {
+        free(mods);
+        free(fns);
+        return NULL;
+    }
+    p->kernel_modules[dev] = mods;
+    __atomic_store_n(&p->kernel_functions[dev], fns, __ATOMIC_RELEASE);
+    return fns;
+}
+
+/* Per-kernel mode: compile (or fetch from the cache) kernel `index` of p
+ * alone, the source with -DFUSERT_KERNEL=<index> added to the options, and
+ * load it as a module of its own on device dev.  Called with p->lock held
+ * and the device's context current. */
+static fusert_status load_kernel(const fusert_driver *d, fusert_program *p, int dev, int index)
+{
+    const char *kernel = p->kernels[index], *module = p->name ? p->name : "?";
+    void **fns = kernel_slots(p, dev);
+    if (!fns)
+        return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    double t0 = clock_ms();
+    size_t n = (p->options ? strlen(p->options) : 0) + 32;
+    char *options = malloc(n);
+    if (!options)
+        return fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    snprintf(options, n, "%s%s-DFUSERT_KERNEL=%d", p->options ? p->options : "",
+             p->options ? " " : "", index);
+    void *image = NULL;
+    size_t size = 0;
+    fusert_status s = fusert__compile(p->name, kernel, p->source, options, &image, &size);
+    free(options);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    CUmodule mod;
+    CUresult r = d->ModuleLoadData(&mod, image);
+    free(image);
+    char what[512];
+    if (r != CUDA_SUCCESS) {
+        snprintf(what, sizeof what, "cuModuleLoadData(kernel '%s' of module '%s', device %d)",
+                 kernel, module, dev);
+        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+    }
+    CUfunction f;
+    r = d->ModuleGetFunction(&f, mod, kernel);
+    if (r != CUDA_SUCCESS) {
+        snprintf(what, sizeof what, "cuModuleGetFunction(kernel '%s' of module '%s', compiled "
+                 "alone with -DFUSERT_KERNEL=%d)", kernel, module, index);
+        s = fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+        d->ModuleUnload(mod);
+        return s;
+    }
+    p->kernel_modules[dev][index] = mod;
+    __atomic_store_n(&fns[index], (void *)f, __ATOMIC_RELEASE);
+    if (fusert__verbose())
+        fprintf(stderr, "fusert: kernel '%s' (%d of %d) of module '%s' ready on device %d in "
+                "%.2f ms\n", kernel, index + 1, p->nkernels, module, dev, clock_ms() - t0);
+    return FUSERT_SUCCESS;
+}
+
+/* Kernel `index` of p on device dev if either mode has loaded it, else NULL.
+ * Acquire loads: a slot seen non-NULL was published complete. */
+static void *loaded_kernel(fusert_program *p, int dev, int index)
+{
+    void **fns;
+    if (p->per_kernel && (fns = __atomic_load_n(&p->kernel_functions[dev], __ATOMIC_ACQUIRE))) {
+        void *f = __atomic_load_n(&fns[index], __ATOMIC_ACQUIRE);
+        if (f)
+            return f;
+    }
+    fns = __atomic_load_n(&p->functions[dev], __ATOMIC_ACQUIRE);
+    return fns ? fns[index] : NULL;
 }
 
 fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
@@ -124,19 +213,25 @@ fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
     fusert_status s = fusert__driver_device(&d, &dev);
     if (s != FUSERT_SUCCESS)
         return s;
-    void **fns = __atomic_load_n(&p->functions[dev], __ATOMIC_ACQUIRE);
-    if (!fns) {
+    void *f = loaded_kernel(p, dev, index);
+    if (!f) {
+        /* One loader per program at a time; a thread that waited finds the
+         * kernel loaded.  FUSERT_WHOLE_MODULE is read only here, off the
+         * common path. */
         lock(&p->lock);
-        fns = __atomic_load_n(&p->functions[dev], __ATOMIC_RELAXED);
-        if (!fns) {
-            s = load_program(d, p, dev);
-            fns = p->functions[dev];
+        f = loaded_kernel(p, dev, index);
+        if (!f) {
+            if (p->per_kernel && !fusert__env_flag("FUSERT_WHOLE_MODULE"))
+                s = load_kernel(d, p, dev, index);
+            else
+                s = load_program(d, p, dev);
+            f = s == FUSERT_SUCCESS ? loaded_kernel(p, dev, index) : NULL;
         }
         unlock(&p->lock);
         if (s != FUSERT_SUCCESS)
             return s;
     }
-    *fn = fns[index];
+    *fn = f;
     return FUSERT_SUCCESS;
 }
 
@@ -351,7 +446,9 @@ fusert_status fusert_graph_begin(fusert_stream stream)
     if (s != FUSERT_SUCCESS)
         return s;
     /* Relaxed mode: a module loaded lazily by the first call inside the
-     * capture is legal then. */
+     * capture is legal then.  In per-kernel mode that is any kernel the
+     * process has not launched before on this device (a new size may pick
+     * a new variant), not only a module's first kernel. */
     CUresult r = d->StreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_RELAXED);
     if (r != CUDA_SUCCESS)
         return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuStreamBeginCapture");

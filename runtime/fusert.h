@@ -50,8 +50,19 @@ void fusert_clear_error(void);
 
 /* One generated module: its CUDA source and kernel names.  Generated code
  * defines one `static fusert_program` per module, zero-initialised apart
- * from these fields; the runtime fills the rest on first use, once per
- * device, thread-safely. */
+ * from the fields above "runtime-owned"; the runtime fills the rest on
+ * first use, per device, thread-safely.
+ *
+ * Two modes.  Whole module (per_kernel == 0, and every program written
+ * before the field existed): the first kernel asked for on a device
+ * compiles and loads the whole source, every kernel at once.  Per kernel
+ * (per_kernel != 0, what fusec generates): kernel i is compiled on its own
+ * first use with -DFUSERT_KERNEL=<i> added to the options and loaded as a
+ * module of its own, so the source must keep only kernel i when that macro
+ * is defined (fusec guards each __global__ with
+ * `#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == i`).  A launch then pays
+ * only for the kernel it runs, not for the module's other variants.
+ * FUSERT_WHOLE_MODULE=1 in the environment forces the whole-module mode. */
 #define FUSERT_MAX_DEVICES 64
 typedef struct fusert_program {
     const char *name;             /* module name, for messages and the cache */
@@ -63,10 +74,20 @@ typedef struct fusert_program {
     void *modules[FUSERT_MAX_DEVICES];   /* CUmodule per device ordinal */
     void **functions[FUSERT_MAX_DEVICES];/* CUfunction[nkernels] per device */
     int lock;                      /* spin lock word */
+    /* Appended for the per-kernel mode, at the end so that initialisers
+     * written before stay valid: a program that leaves per_kernel zero
+     * keeps the whole-module mode.  The struct grew, so objects compiled
+     * against an older fusert.h must be recompiled (the source needs no
+     * change) before they link with this library. */
+    int per_kernel;               /* compile each kernel alone, on its first use */
+    /* runtime-owned, per-kernel mode */
+    void **kernel_modules[FUSERT_MAX_DEVICES];   /* CUmodule[nkernels] per device */
+    void **kernel_functions[FUSERT_MAX_DEVICES]; /* CUfunction[nkernels] per device */
 } fusert_program;
 
 /* Get kernel `index` of program p for the current device, compiling (or
- * loading from the cache) on first use.  *fn receives a CUfunction. */
+ * loading from the cache) on first use: the whole module, or in per-kernel
+ * mode only that kernel.  *fn receives a CUfunction. */
 fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn);
 
 /* Launch a CUfunction (kernel params as for cuLaunchKernel). */

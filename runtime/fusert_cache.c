@@ -6,7 +6,8 @@
  * could change the machine code changes the key; the module name does not
  * (it only makes file names readable).
  *
- * Entry file <dir>/<name>-<first 32 hex digits of the key>.cubin:
+ * Entry file <dir>/<name>-<first 32 hex digits of the key>.cubin, or
+ * <dir>/<name>.<kernel>-<...>.cubin for one kernel compiled alone:
  *     offset  0  char[8]   magic "FUSERTC\0"
  *             8  uint32    format version (1)
  *            12  uint32    image kind: 0 CUBIN, 1 PTX (for the driver to JIT)
@@ -59,13 +60,13 @@ void fusert_get_cache_stats(fusert_cache_stats *out)
     out->compile_ms_total = (double)atomic_load(&st_compile_ns) / 1e6;
 }
 
-static int env_flag(const char *name)
+int fusert__env_flag(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
 }
 
-int fusert__verbose(void) { return env_flag("FUSERT_VERBOSE"); }
+int fusert__verbose(void) { return fusert__env_flag("FUSERT_VERBOSE"); }
 
 static double now_ms(void)
 {
@@ -116,14 +117,17 @@ static int make_dirs(char *path)
     return 1;
 }
 
+/* The file name says what the entry holds: "<name>" or "<name>.<kernel>",
+ * cut to 47 characters and made safe (the key's digits keep it unique). */
 static int entry_path(char *buf, size_t n, const char *dir, const char *name,
-                      const unsigned char key[32])
+                      const char *kernel, const unsigned char key[32])
 {
-    char safe[48];
+    char stem[160], safe[48];
+    snprintf(stem, sizeof stem, "%s%s%s", name, kernel ? "." : "", kernel ? kernel : "");
     size_t k = 0;
-    for (const char *s = name ? name : "module"; *s && k < sizeof safe - 1; s++)
+    for (const char *s = stem; *s && k < sizeof safe - 1; s++)
         safe[k++] = ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                     (*s >= '0' && *s <= '9') || *s == '_' || *s == '-')
+                     (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.')
                         ? *s
                         : '_';
     safe[k] = 0;
@@ -294,15 +298,17 @@ static void key_part(fusert_sha256 *c, const void *p, size_t n)
     fusert__sha256_update(c, p, n);
 }
 
-static fusert_status nvrtc_compile(const char *name, const char *source, const char **argv,
-                                   int argc, const char *arch, int ptx, void **image,
-                                   size_t *size)
+/* what: "module 'm'" or "kernel 'k' of module 'm'", for messages; NVRTC's
+ * program (and so its log's file name) is the module name either way. */
+static fusert_status nvrtc_compile(const char *name, const char *what, const char *source,
+                                   const char **argv, int argc, const char *arch, int ptx,
+                                   void **image, size_t *size)
 {
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
-        return fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC could not create program '%s': %s",
-                                name, nvrtcGetErrorString(r));
+        return fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC could not create a program for %s: %s",
+                                what, nvrtcGetErrorString(r));
     r = nvrtcCompileProgram(prog, argc, argv);
     if (r != NVRTC_SUCCESS) {
         size_t loglen = 0;
@@ -314,8 +320,8 @@ static fusert_status nvrtc_compile(const char *name, const char *source, const c
             log[loglen] = 0;
         }
         fusert_status s = fusert_set_error(
-            FUSERT_ERROR_COMPILE, "NVRTC failed to compile module '%s' for %s (%s):\n%s", name,
-            arch, nvrtcGetErrorString(r), log && *log ? log : "(no log)");
+            FUSERT_ERROR_COMPILE, "NVRTC failed to compile %s for %s (%s):\n%s", what, arch,
+            nvrtcGetErrorString(r), log && *log ? log : "(no log)");
         free(log);
         nvrtcDestroyProgram(&prog);
         return s;
@@ -326,8 +332,8 @@ static fusert_status nvrtc_compile(const char *name, const char *source, const c
     if (!out) {
         nvrtcDestroyProgram(&prog);
         return r != NVRTC_SUCCESS
-                   ? fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC gave no code for '%s': %s",
-                                      name, nvrtcGetErrorString(r))
+                   ? fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC gave no code for %s: %s",
+                                      what, nvrtcGetErrorString(r))
                    : fusert_set_error(FUSERT_ERROR_OUT_OF_MEMORY,
                                       "out of host memory for a %zu-byte CUBIN", n);
     }
@@ -335,7 +341,7 @@ static fusert_status nvrtc_compile(const char *name, const char *source, const c
     nvrtcDestroyProgram(&prog);
     if (r != NVRTC_SUCCESS) {
         free(out);
-        return fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC gave no code for '%s': %s", name,
+        return fusert_set_error(FUSERT_ERROR_COMPILE, "NVRTC gave no code for %s: %s", what,
                                 nvrtcGetErrorString(r));
     }
     out[n] = 0;
@@ -347,6 +353,12 @@ static fusert_status nvrtc_compile(const char *name, const char *source, const c
 fusert_status fusert_compile(const char *name, const char *source, const char *options,
                              void **cubin, size_t *cubin_size)
 {
+    return fusert__compile(name, NULL, source, options, cubin, cubin_size);
+}
+
+fusert_status fusert__compile(const char *name, const char *kernel, const char *source,
+                              const char *options, void **cubin, size_t *cubin_size)
+{
     if (!source || !cubin || !cubin_size)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER,
                                 "fusert_compile: source, cubin and cubin_size must not be NULL");
@@ -354,6 +366,11 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
         name = "module";
     *cubin = NULL;
     *cubin_size = 0;
+    char what[320];
+    if (kernel)
+        snprintf(what, sizeof what, "kernel '%s' of module '%s'", kernel, name);
+    else
+        snprintf(what, sizeof what, "module '%s'", name);
 
     int major, minor, ptx_arch;
     fusert__target_arch(&major, &minor);
@@ -372,7 +389,7 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
     if (argc < 0) {
         free(store);
         return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,
-                                "module '%s' has more than %d NVRTC options", name, MAX_OPTS - 3);
+                                "%s has more than %d NVRTC options", what, MAX_OPTS - 3);
     }
     char arch[32];
     snprintf(arch, sizeof arch, "%s_%d%d", use_ptx ? "compute" : "sm", major, minor);
@@ -396,14 +413,14 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
     fusert__sha256_final(&hc, key);
 
     int verbose = fusert__verbose();
-    int use_cache = !env_flag("FUSERT_CACHE_DISABLE");
+    int use_cache = !fusert__env_flag("FUSERT_CACHE_DISABLE");
     char dir[PATH_MAX], path[PATH_MAX];
     if (use_cache && !cache_dir(dir, sizeof dir)) {
         use_cache = 0;
         if (verbose)
             fprintf(stderr, "fusert: no cache directory (set FUSERT_CACHE_DIR or HOME)\n");
     }
-    if (use_cache && !entry_path(path, sizeof path, dir, name, key))
+    if (use_cache && !entry_path(path, sizeof path, dir, name, kernel, key))
         use_cache = 0; /* a path too long for the system: skip the cache */
     if (use_cache) {
         double t0 = now_ms();
@@ -412,8 +429,8 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
         if (rr == READ_HIT) {
             atomic_fetch_add(&st_hits, 1);
             if (verbose)
-                fprintf(stderr, "fusert: cache hit for '%s' (%s, %zu bytes, %.3f ms): %s\n",
-                        name, arch, *cubin_size, now_ms() - t0, path);
+                fprintf(stderr, "fusert: cache hit for %s (%s, %zu bytes, %.3f ms): %s\n",
+                        what, arch, *cubin_size, now_ms() - t0, path);
             free(store);
             return FUSERT_SUCCESS;
         }
@@ -421,15 +438,16 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
         if (rr == READ_CORRUPT) {
             atomic_fetch_add(&st_corrupt, 1);
             if (verbose)
-                fprintf(stderr, "fusert: cache entry for '%s' is corrupt, recompiling: %s\n",
-                        name, path);
+                fprintf(stderr, "fusert: cache entry for %s is corrupt, recompiling: %s\n",
+                        what, path);
         } else if (verbose) {
-            fprintf(stderr, "fusert: cache miss for '%s' (%s): %s\n", name, arch, path);
+            fprintf(stderr, "fusert: cache miss for %s (%s): %s\n", what, arch, path);
         }
     }
 
     double t0 = now_ms();
-    fusert_status s = nvrtc_compile(name, source, argv, argc, arch, use_ptx, cubin, cubin_size);
+    fusert_status s =
+        nvrtc_compile(name, what, source, argv, argc, arch, use_ptx, cubin, cubin_size);
     double ms = now_ms() - t0;
     free(store);
     if (s != FUSERT_SUCCESS)
@@ -437,8 +455,8 @@ fusert_status fusert_compile(const char *name, const char *source, const char *o
     atomic_fetch_add(&st_compiles, 1);
     atomic_fetch_add(&st_compile_ns, (uint64_t)(ms * 1e6));
     if (verbose)
-        fprintf(stderr, "fusert: compiled '%s' for %s with NVRTC %d.%d in %.1f ms (%zu bytes)\n",
-                name, arch, nv_major, nv_minor, ms, *cubin_size);
+        fprintf(stderr, "fusert: compiled %s for %s with NVRTC %d.%d in %.1f ms (%zu bytes)\n",
+                what, arch, nv_major, nv_minor, ms, *cubin_size);
     if (use_cache && !write_entry(dir, path, key, *cubin, *cubin_size, use_ptx)) {
         atomic_fetch_add(&st_write_failures, 1);
         if (verbose)

@@ -39,6 +39,7 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
     X(CtxGetDevice, "cuCtxGetDevice")                                          \
     X(ModuleLoadData, "cuModuleLoadData")                                      \
     X(ModuleGetFunction, "cuModuleGetFunction")                                \
+    X(ModuleUnload, "cuModuleUnload")                                          \
     X(LaunchKernel, "cuLaunchKernel")                                          \
     X(MemAllocAsync, "cuMemAllocAsync")                                        \
     X(MemFreeAsync, "cuMemFreeAsync")                                          \

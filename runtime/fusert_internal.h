@@ -26,6 +26,7 @@ typedef struct fusert_driver {
     CUresult (*CtxGetDevice)(CUdevice *d);
     CUresult (*ModuleLoadData)(CUmodule *m, const void *image);
     CUresult (*ModuleGetFunction)(CUfunction *f, CUmodule m, const char *name);
+    CUresult (*ModuleUnload)(CUmodule m);
     CUresult (*LaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned shared, CUstream s,
                              void **params, void **extra);
@@ -62,6 +63,15 @@ const char *fusert__status_text(fusert_status s);
  * is current); without a usable device, from $FUSERT_ARCH ("sm_90") or 9.0. */
 void fusert__target_arch(int *major, int *minor);
 
+/* fusert_compile for one kernel of module `name` (per-kernel mode): the
+ * messages and the cache entry's file name say "kernel K of module M".  The
+ * options (which pick the kernel, -DFUSERT_KERNEL=<i>) are in the key like
+ * any others.  kernel NULL: the whole module, as fusert_compile. */
+fusert_status fusert__compile(const char *name, const char *kernel, const char *source,
+                              const char *options, void **cubin, size_t *cubin_size);
+
+/* The environment variable is set, not empty and not "0" (fusert_cache.c). */
+int fusert__env_flag(const char *name);
 /* FUSERT_VERBOSE is set (fusert_cache.c). */
 int fusert__verbose(void);
 

@@ -4,8 +4,9 @@
 # for each file, with FLAGS on every fusec call (e.g. --atomic-reduce):
 # fusec must accept it (fused and --no-fusion); the cuda
 # target must compile with nvcc -arch=sm_90 (spills are listed as NOTE lines); the nvrtc
-# target's C must compile with gcc -Wall -Wextra -Werror; its kernels must
-# compile through NVRTC (nvrtc-check) when that tool is built.
+# target's C must compile with gcc -Wall -Wextra -Werror and agree with its
+# embedded source on every kernel index (check_kernel_guards.py); its kernels
+# must compile through NVRTC (nvrtc-check) when that tool is built.
 # Prints one line per failure and a closing "N passed, N failed" line.
 set -u
 fusec=$1; out=$2; seed=$3; files=$4; fns=$5
@@ -24,6 +25,8 @@ one() {  # one file; echoes FAIL lines
   "$fusec" $flags --target=nvrtc "$f" -o "$b.c" 2>>"$b.err" || { echo "FAIL fusec nvrtc: $f"; return 1; }
   # how many kernels take the atomic combine (with --atomic-reduce)
   echo "ATOMIC $("$fusec" $flags --emit=plan "$f" 2>/dev/null | grep -o '"combine": "atomic"' | wc -l)"
+  # per-kernel compile: every K_INDEX names one guarded kernel, alike in all places
+  python3 "$root/tests/codegen/Inputs/check_kernel_guards.py" "$b.c" >"$b.guards" 2>&1 || { echo "FAIL kernel guards: $f"; cat "$b.guards"; return 1; }
   gcc -std=c11 -Wall -Wextra -Werror -c "$b.c" -I "$root/runtime" -I "$(dirname "$f")" -o "$b.o" 2>"$b.gcc" || { echo "FAIL gcc: $f"; head -20 "$b.gcc"; return 1; }
   if command -v nvcc >/dev/null; then
     nvcc -arch=sm_90 -c "$b.cu" -I "$root/runtime" -I "$(dirname "$f")" -o "$b.cu.o" -Xptxas -v >"$b.ptxas" 2>&1 || { echo "FAIL nvcc: $f"; grep -m5 error "$b.ptxas"; return 1; }
@@ -36,7 +39,7 @@ one() {  # one file; echoes FAIL lines
     fi
   fi
   if [ -x "$nvrtc_check" ]; then
-    "$fusec" $flags --emit=kernels "$f" -o "$b.kernels.cu" 2>/dev/null && "$nvrtc_check" "$b.kernels.cu" >"$b.nvrtc" 2>&1 || { echo "FAIL nvrtc: $f"; head -20 "$b.nvrtc"; return 1; }
+    "$fusec" $flags --target=nvrtc --emit=kernels "$f" -o "$b.kernels.cu" 2>/dev/null && "$nvrtc_check" "$b.kernels.cu" >"$b.nvrtc" 2>&1 || { echo "FAIL nvrtc: $f"; head -20 "$b.nvrtc"; return 1; }
   fi
   return 0
 }
