@@ -99,6 +99,11 @@ typedef struct KCtx {
     char giname[IR_MAX_RANK][24];
     const char **reduced_val;    /* per value index in k->values: a reduction's variable */
     int atomic;                  /* combine block partials with atomics (--atomic-reduce) */
+    /* cached rows: after the last round, row cache xc<xc_slot> holds the
+     * value xc_e (at map xc_emap) instead of its input (row_cache_rewrite) */
+    const IrNode *xc_e;
+    int8_t xc_emap[IR_MAX_RANK];
+    int xc_slot;
 } KCtx;
 
 /* One line of generated code at the current indentation. */
@@ -836,6 +841,12 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
     for (int i = c->ninst - 1; i >= 0; i--)
         if (c->inst[i].node == n && map_eq(n, c->inst[i].map, map))
             return c->inst[i].name;
+    if (c->rowcache && c->xc_e == n && map_eq(n, c->xc_emap, map)) {
+        /* the last round left this value in the row cache */
+        Inst *in = new_inst(c, n, map);
+        line(c, "const %s %s = xc%d[k];", ctype(n->dtype), in->name, c->xc_slot);
+        return in->name;
+    }
     const char *itype = "I";
     if (c->role[n->id] == 'i') {
         /* an input: from a vector already loaded, the row cache, or memory */
@@ -1996,6 +2007,7 @@ struct RoundCtx {
     int nreds;
     int first;   /* first round: also writes element outputs that need no reduction */
     int final;   /* the output pass */
+    int last;    /* the last round of a cached row with an output pass after it */
 };
 static int depends_on_red(KCtx *c, const IrNode *n);
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
@@ -2095,9 +2107,12 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 /* Per element of a pass: fold the round's reductions, and write the
  * element outputs whose pass this is (the first round for outputs that need
  * no reduction, the final pass for those that do). */
+static void row_cache_rewrite(KCtx *c, int from);
+
 static void round_elem(KCtx *c, void *vctx)
 {
     RoundCtx *rc = vctx;
+    int from = c->ninst;
     for (int i = 0; i < rc->nreds; i++) {
         const IrNode *n = rc->reds[i];
         int8_t m[IR_MAX_RANK];
@@ -2116,6 +2131,89 @@ static void round_elem(KCtx *c, void *vctx)
         if ((rc->first && !dep) || (rc->final && dep))
             emit_store(c, i, "I");
     }
+    if (rc->last)
+        row_cache_rewrite(c, from);
+}
+
+/* Does (n, map) reach the cached input x other than through (e, emap)?
+ * Walks the operands as emit_value does; reductions of the kernel are row
+ * values, constants and scalars end a path.  seen: node ids already walked
+ * at their first map (a second map of the same node counts as reaching). */
+static int reaches_x(KCtx *c, const IrNode *n, const int8_t *map, const IrNode *x, const IrNode *e,
+                     const int8_t *emap, unsigned char *seen)
+{
+    if (n == e && map_eq(n, map, emap))
+        return 0;
+    if (n == x)
+        return 1;
+    if (n->op == OP_CONST || is_scalar_param(c, n) || c->role[n->id] != 'v' ||
+        op_info[n->op].cls == OPC_REDUCE)
+        return 0;
+    if (seen[n->id])
+        return seen[n->id] == 2;
+    seen[n->id] = 1;
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        operand_map(n, k, map, um);
+        if (reaches_x(c, n->in[k].node, um, x, e, emap, seen)) {
+            seen[n->id] = 2;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* In the last round of a cached row, the values just computed (insts from
+ * `from` on) include some e = f(x, row values) of the one cached input x.
+ * When the output pass needs x only through e, store e over x in the row
+ * cache, and let that pass read it (emit_value): softmax's pass reads
+ * e = exp(x - max) instead of computing exp again, layernorm's x - mean.
+ * The latest such value wins: it saves the most work. */
+static void row_cache_rewrite(KCtx *c, int from)
+{
+    int slot = -1;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a])) {
+            if (slot >= 0)
+                return; /* more than one cached access: keep it simple */
+            slot = a;
+        }
+    if (slot < 0)
+        return;
+    const IrNode *x = c->acc[slot].node;
+    for (int a = 0; a < c->nacc; a++)
+        if (a != slot && c->acc[a].node == x)
+            return; /* x at another map too */
+    unsigned char *seen = calloc((size_t)c->f->nnodes, 1);
+    if (!seen)
+        fatal_oom();
+    for (int i = c->ninst - 1; i >= from && !c->xc_e; i--) {
+        const IrNode *e = c->inst[i].node;
+        OpClass cls = op_info[e->op].cls;
+        if (c->role[e->id] != 'v' || (cls != OPC_UNARY && cls != OPC_BINARY && cls != OPC_TERNARY) ||
+            strcmp(ctype(e->dtype), ctype(x->dtype)) != 0)
+            continue;
+        /* e must depend on x: a value e that does not is a row value */
+        memset(seen, 0, (size_t)c->f->nnodes);
+        if (!reaches_x(c, e, c->inst[i].map, x, NULL, c->inst[i].map, seen))
+            continue;
+        int covers = 1;
+        memset(seen, 0, (size_t)c->f->nnodes);
+        for (int o = 0; o < c->k->noutputs && covers; o++) {
+            if (!out_is_elem(c, o) || !depends_on_red(c, c->k->outputs[o]))
+                continue;
+            int8_t m[IR_MAX_RANK];
+            out_map_of(c, o, m);
+            covers = !reaches_x(c, c->k->outputs[o], m, x, e, c->inst[i].map, seen);
+        }
+        if (!covers)
+            continue;
+        line(c, "xc%d[k] = %s; /* the output pass reads it here */", slot, c->inst[i].name);
+        c->xc_e = e;
+        memcpy(c->xc_emap, c->inst[i].map, sizeof c->xc_emap);
+        c->xc_slot = slot;
+    }
+    free(seen);
 }
 
 /* The row scheme.  A "row" is one point of the kept groups (flat index
@@ -2221,8 +2319,14 @@ static void emit_row_body(KCtx *c, int cached)
                 maxl = l;
         }
     const IrNode *reds[64];
+    /* is there an output pass after the last round? */
+    int has_elem_final = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        if (out_is_elem(c, i) && (depends_on_red(c, k->outputs[i]) || maxl == 0))
+            has_elem_final = 1;
+    c->xc_e = NULL;
     for (int L = 1; L <= maxl; L++) {
-        RoundCtx rc = {reds, 0, L == 1, 0};
+        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final};
         for (int i = 0; i < k->nvalues; i++)
             if (op_info[k->values[i]->op].cls == OPC_REDUCE && red_level(c, k->values[i], 1) + 1 == L &&
                 rc.nreds < 64)
@@ -2243,16 +2347,14 @@ static void emit_row_body(KCtx *c, int cached)
         }
     }
     /* the outputs: per element (a last pass) and per row (lane 0) */
-    int has_elem_final = 0;
     for (int i = 0; i < k->noutputs; i++)
         if (out_is_elem(c, i) && (depends_on_red(c, k->outputs[i]) || maxl == 0)) {
             int8_t m[IR_MAX_RANK];
             out_map_of(c, i, m);
             hoist(c, k->outputs[i], m);
-            has_elem_final = 1;
         }
     if (has_elem_final) {
-        RoundCtx rc = {reds, 0, maxl == 0, 1};
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0};
         line(c, "/* write the row */");
         row_elem_loop(c, cached, round_elem, &rc);
     }
@@ -2271,6 +2373,7 @@ static void emit_row_body(KCtx *c, int cached)
     close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
+    c->xc_e = NULL;
     buf_free(&nr);
     buf_free(&rr);
     buf_free(&ps);
@@ -2328,7 +2431,7 @@ static void emit_scalar_body(KCtx *c)
             line(c, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
             buf_free(&t);
         }
-    RoundCtx rc = {reds, nreds, 1, 0};
+    RoundCtx rc = {reds, nreds, 1, 0, 0};
     int vw = scalar_vec_width(c);
     if (vw > 1) {
         /* V elements per thread and step: 16-byte loads of every full access
@@ -2617,7 +2720,7 @@ static void emit_cols_body(KCtx *c)
     line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
     open_scope(c);
     decompose_list(c, "r", rg, nr);
-    RoundCtx rc = {reds, nreds, 1, 0};
+    RoundCtx rc = {reds, nreds, 1, 0, 0};
     if (vecok) {
         /* V adjacent columns: 16-byte loads of the full accesses */
         decompose_list(c, "civ", ig, ni);
