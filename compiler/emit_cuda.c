@@ -1534,6 +1534,11 @@ static int plan_variants(KCtx *c, Variant *v)
                  * and 16384 on the H200: 45-61% -> 86-95% of copy) */
                 add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
                 v[n - 1].vw = vw;
+                /* 1024 threads (one block per multiprocessor): rows of up
+                 * to 32768 read once; the looped kernel read rows of 32000
+                 * three times, at 46% of copy (softmax, H200) */
+                add_variant(k, v, &n, VK_ROW_C, i64, 1024, 32, 1024, "_r32768");
+                v[n - 1].vw = vw;
             }
             /* no element-wise twins past 1024: on the H200 an _r8192s ran
              * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
