@@ -284,17 +284,27 @@ fusert_status fusert_device_sm_count(int *count)
 
 /* ---- stream-ordered scratch ---------------------------------------------- */
 
-fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
+/* The start of the calls that hand out scratch: ptr checked and cleared,
+ * then the driver and device.  *d stays NULL, with FUSERT_SUCCESS, when
+ * there is nothing to hand out (no bytes). */
+static fusert_status scratch_begin(const char *fn, void **ptr, size_t bytes,
+                                   const fusert_driver **d, int *dev)
 {
+    *d = NULL;
     if (!ptr)
-        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_alloc_async: ptr is NULL");
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "%s: ptr is NULL", fn);
     *ptr = NULL;
     if (bytes == 0)
         return FUSERT_SUCCESS;
+    return fusert__driver_device(d, dev);
+}
+
+fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream)
+{
     const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__driver_device(&d, &dev);
-    if (s != FUSERT_SUCCESS)
+    fusert_status s = scratch_begin("fusert_alloc_async", ptr, bytes, &d, &dev);
+    if (s != FUSERT_SUCCESS || !d)
         return s;
     CUdeviceptr p = 0;
     CUresult r = d->MemAllocAsync(&p, bytes, (CUstream)stream);
@@ -389,15 +399,10 @@ static fusert_status zeroed_grow(const fusert_driver *d, zeroed_region *z, size_
 
 fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
 {
-    if (!ptr)
-        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_zeroed_scratch: ptr is NULL");
-    *ptr = NULL;
-    if (bytes == 0)
-        return FUSERT_SUCCESS;
     const fusert_driver *d;
     int dev;
-    fusert_status s = fusert__driver_device(&d, &dev);
-    if (s != FUSERT_SUCCESS)
+    fusert_status s = scratch_begin("fusert_zeroed_scratch", ptr, bytes, &d, &dev);
+    if (s != FUSERT_SUCCESS || !d)
         return s;
     if (!d->StreamGetId)
         return FUSERT_SUCCESS;

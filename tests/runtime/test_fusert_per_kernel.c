@@ -7,6 +7,7 @@
  * FUSERT_WHOLE_MODULE=1) loads every kernel at once; that a broken kernel
  * does not stop the others and its message names kernel and module; and
  * that a kernel first used inside fusert_graph_begin's capture may load.
+ * Also the zeroed scratch (fusert_zeroed_scratch), which needs a driver.
  *
  * RUN: %rtbin/test_fusert_per_kernel 2>%t.err | FileCheck %s
  * RUN: FileCheck %s --check-prefix=VERBOSE < %t.err
@@ -243,6 +244,40 @@ static void test_capture(void)
     CHECK_STATUS(fusert_program_kernel(&p, 2, &fn), FUSERT_SUCCESS); /* after it: fine */
 }
 
+/* The zeroed scratch over the fake driver, whose device memory is host
+ * memory: all zero, one region per stream, a larger one for a larger
+ * request, none while the stream is being captured. */
+static int all_zero(const void *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++)
+        if (((const unsigned char *)p)[i])
+            return 0;
+    return p != NULL;
+}
+
+static void test_zeroed(void)
+{
+    void *a = NULL, *b = NULL, *c = NULL, *big = NULL, *cap = (void *)1;
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, 300, &a), FUSERT_SUCCESS);
+    CHECK(all_zero(a, 300), "the default stream's region %p is not all zero", a);
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, 200, &b), FUSERT_SUCCESS);
+    CHECK(b == a, "the same stream got another region: %p, then %p", a, b);
+    CHECK_STATUS(fusert_zeroed_scratch((fusert_stream)0x10, 200, &c), FUSERT_SUCCESS);
+    CHECK(c && c != a, "another stream got %p (the default stream's is %p)", c, a);
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, (size_t)1 << 20, &big), FUSERT_SUCCESS);
+    CHECK(all_zero(big, (size_t)1 << 20) && big != a, "1 MiB: %p (was %p)", big, a);
+    fusert_stream s = (fusert_stream)0x20;
+    fusert_graph *g = NULL;
+    CHECK_STATUS(fusert_graph_begin(s), FUSERT_SUCCESS);
+    CHECK_STATUS(fusert_zeroed_scratch(s, 64, &cap), FUSERT_SUCCESS);
+    CHECK(cap == NULL, "a region handed out during a capture: %p", cap);
+    CHECK_STATUS(fusert_graph_end(s, &g), FUSERT_SUCCESS);
+    fusert_graph_destroy(g);
+    CHECK_STATUS(fusert_zeroed_scratch(s, 64, &cap), FUSERT_SUCCESS);
+    CHECK(all_zero(cap, 64), "after the capture: %p", cap);
+    CHECK_STATUS(fusert_zeroed_scratch(NULL, 8, NULL), FUSERT_ERROR_NULL_POINTER);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -266,6 +301,7 @@ int main(void)
     test_whole_module();
     test_errors();
     test_capture();
+    test_zeroed();
     rt_rmtree(dir);
     return rt_done("test_fusert_per_kernel");
 }
