@@ -371,30 +371,26 @@ static zeroed_region zeroed[FUSERT_MAX_DEVICES][FUSERT_ZEROED_STREAMS];
 static int nzeroed[FUSERT_MAX_DEVICES];
 static pthread_mutex_t zeroed_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static fusert_status zeroed_grow(const fusert_driver *d, zeroed_region *z, size_t bytes,
-                                 CUstream s)
+/* 1 when z now holds at least `bytes`; 0 when the driver refused (nothing
+ * is recorded: the caller falls back to its own memset, which reports any
+ * lasting problem itself). */
+static int zeroed_grow(const fusert_driver *d, zeroed_region *z, size_t bytes, CUstream s)
 {
     bytes = (bytes + 255) / 256 * 256;
     if (bytes < 4096)
         bytes = 4096; /* one allocation serves most kernels for good */
     CUdeviceptr p = 0;
-    CUresult r = d->MemAllocAsync(&p, bytes, s);
-    if (r != CUDA_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "cuMemAllocAsync(%zu bytes of zeroed scratch)", bytes);
-        return fusert__cuda_error(r == CUDA_ERROR_OUT_OF_MEMORY ? FUSERT_ERROR_OUT_OF_MEMORY
-                                                                : FUSERT_ERROR_CUDA, r, what);
-    }
-    r = d->MemsetD8Async(p, 0, bytes, s);
-    if (r != CUDA_SUCCESS) {
+    if (d->MemAllocAsync(&p, bytes, s) != CUDA_SUCCESS)
+        return 0;
+    if (d->MemsetD8Async(p, 0, bytes, s) != CUDA_SUCCESS) {
         d->MemFreeAsync(p, s);
-        return fusert__cuda_error(FUSERT_ERROR_CUDA, r, "cuMemsetD8Async(zeroed scratch)");
+        return 0;
     }
     if (z->ptr)
         d->MemFreeAsync(z->ptr, s); /* after the work that may still use it */
     z->ptr = p;
     z->bytes = bytes;
-    return FUSERT_SUCCESS;
+    return 1;
 }
 
 fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
@@ -426,7 +422,7 @@ fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **p
         z->bytes = 0;
     }
     /* out of memory for it: nothing, and the caller's memset path goes on */
-    if (z && (z->bytes >= bytes || zeroed_grow(d, z, bytes, (CUstream)stream) == FUSERT_SUCCESS))
+    if (z && (z->bytes >= bytes || zeroed_grow(d, z, bytes, (CUstream)stream)))
         *ptr = (void *)(uintptr_t)z->ptr;
     pthread_mutex_unlock(&zeroed_lock);
     return FUSERT_SUCCESS;

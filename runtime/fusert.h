@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 #define FUSERT_VERSION_MAJOR 0
-#define FUSERT_VERSION_MINOR 1
+#define FUSERT_VERSION_MINOR 2 /* 2: per-kernel programs, zeroed scratch */
 
 typedef enum fusert_status {
     FUSERT_SUCCESS = 0,
