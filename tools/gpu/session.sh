@@ -16,6 +16,10 @@
 #   bench     the benchmark suite in f32, bf16 and f16 (tools/bench/bench.py),
 #             and small_bias_relu timed from C (tools/bench/small_bias_relu.c)
 #   scale     the suite's scaling (2^20, 2^24, 2^28) and launch sweep
+#   points    fusec's symbolic build at chosen sweep points against torch eager
+#             (POINT_CASES, default softmax_rows,layernorm_rows,rmsnorm;
+#             POINT_SIZES, default 77,333,1024,20000,32000)
+#   profile-points  Nsight Compute over fusec's kernels at those points
 #   profile   Nsight Compute over fusec's and torch.compile's kernels for
 #             PROFILE_CASES (default colsum,chain12,softmax_rows) in f32 and
 #             softmax_rows in bf16: throughput, memory, occupancy, launch (csv)
@@ -96,6 +100,26 @@ for step in $steps; do
         --reps 20 --cases bias_relu --dtypes f32 --scale --sweep --json "$OUT/scale.json" \
         > "$OUT/scale.md" 2> "$OUT/scale.err"
     echo "scale rc=$?"; cat "$OUT/scale.md"
+    ;;
+  points)
+    stamp "bench --sweep at chosen points"
+    timeout ${T_POINTS:-200} python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" \
+        --reps 20 --sweep --sweep-cases ${POINT_CASES:-softmax_rows,layernorm_rows,rmsnorm} \
+        --sweep-sizes ${POINT_SIZES:-77,333,1024,20000,32000} --cases "" --dtypes f32 \
+        --json "$OUT/points.json" > "$OUT/points.md" 2> "$OUT/points.err"
+    echo "points rc=$?"; grep '^|' "$OUT/points.md"
+    ;;
+  profile-points)
+    stamp "ncu at the sweep points"
+    timeout ${T_PROF:-240} ncu --clock-control none --target-processes all \
+        -k "regex:^(softmax|layernorm|rmsnorm|colsum)" --launch-count ${PROF_LAUNCHES:-60} \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section LaunchStats --section WarpStateStats --csv --page details \
+        python3 tools/bench/bench.py --fusec "$B/fusec" --runtime-lib "$B/runtime" --reps 2 --sweep \
+        --sweep-cases ${POINT_CASES:-softmax_rows,layernorm_rows,rmsnorm} \
+        --sweep-sizes ${POINT_SIZES:-77,333,1024,20000,32000} --cases "" --dtypes f32 \
+        > "$OUT/ncu-points.csv" 2> "$OUT/ncu-points.err"
+    echo "ncu rc=$?"; wc -l "$OUT/ncu-points.csv"; grep -v "^==PROF==" "$OUT/ncu-points.err" | tail -5
     ;;
   profile)
     stamp "ncu"
