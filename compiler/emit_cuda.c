@@ -2140,12 +2140,20 @@ static void round_elem(KCtx *c, void *vctx)
         row_cache_rewrite(c, from);
 }
 
+/* A node walked by reaches_x: 0 not yet, 1 walked without reaching x,
+ * 2 reaching x; at the map of its first walk. */
+typedef struct Walked {
+    unsigned char state;
+    int8_t map[IR_MAX_RANK];
+} Walked;
+
 /* Does (n, map) reach the cached input x other than through (e, emap)?
  * Walks the operands as emit_value does; reductions of the kernel are row
- * values, constants and scalars end a path.  seen: node ids already walked
- * at their first map (a second map of the same node counts as reaching). */
+ * values, constants and scalars end a path.  A node met again at another
+ * map than its first counts as reaching x (conservative: e is only
+ * substituted at emap). */
 static int reaches_x(KCtx *c, const IrNode *n, const int8_t *map, const IrNode *x, const IrNode *e,
-                     const int8_t *emap, unsigned char *seen)
+                     const int8_t *emap, Walked *seen)
 {
     if (n == e && map_eq(n, map, emap))
         return 0;
@@ -2154,14 +2162,16 @@ static int reaches_x(KCtx *c, const IrNode *n, const int8_t *map, const IrNode *
     if (n->op == OP_CONST || is_scalar_param(c, n) || c->role[n->id] != 'v' ||
         op_info[n->op].cls == OPC_REDUCE)
         return 0;
-    if (seen[n->id])
-        return seen[n->id] == 2;
-    seen[n->id] = 1;
+    Walked *w = &seen[n->id];
+    if (w->state)
+        return w->state == 2 || !map_eq(n, w->map, map);
+    w->state = 1;
+    memcpy(w->map, map, sizeof w->map);
     for (int k = 0; k < n->nin; k++) {
         int8_t um[IR_MAX_RANK];
         operand_map(n, k, map, um);
         if (reaches_x(c, n->in[k].node, um, x, e, emap, seen)) {
-            seen[n->id] = 2;
+            w->state = 2;
             return 1;
         }
     }
@@ -2189,7 +2199,8 @@ static void row_cache_rewrite(KCtx *c, int from)
     for (int a = 0; a < c->nacc; a++)
         if (a != slot && c->acc[a].node == x)
             return; /* x at another map too */
-    unsigned char *seen = calloc((size_t)c->f->nnodes, 1);
+    size_t nseen = (size_t)c->f->nnodes * sizeof(Walked);
+    Walked *seen = calloc((size_t)c->f->nnodes, sizeof *seen);
     if (!seen)
         fatal_oom();
     for (int i = c->ninst - 1; i >= from && !c->xc_e; i--) {
@@ -2199,11 +2210,11 @@ static void row_cache_rewrite(KCtx *c, int from)
             strcmp(ctype(e->dtype), ctype(x->dtype)) != 0)
             continue;
         /* e must depend on x: a value e that does not is a row value */
-        memset(seen, 0, (size_t)c->f->nnodes);
+        memset(seen, 0, nseen);
         if (!reaches_x(c, e, c->inst[i].map, x, NULL, c->inst[i].map, seen))
             continue;
         int covers = 1;
-        memset(seen, 0, (size_t)c->f->nnodes);
+        memset(seen, 0, nseen);
         for (int o = 0; o < c->k->noutputs && covers; o++) {
             if (!out_is_elem(c, o) || !depends_on_red(c, c->k->outputs[o]))
                 continue;
@@ -3071,38 +3082,32 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                    nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
     else if (cols && c->atomic) {
         host_cols_sizes(c, b);
-        buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
-                      "    (void)R;\n"
+        buf_printf(b, "    (void)R;\n"
                       "    /* tile counters, then per reduction one atomic accumulator per column */\n"
-                      "    return (size_t)(cnt_bytes + (int64_t)%d * nO * nI);\n",
+                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
                    nreds * 8);
     } else if (cols) {
         host_cols_sizes(c, b);
-        buf_printf(b, "    const int64_t cnt_bytes = (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
-                      "    (void)R;\n"
+        buf_printf(b, "    (void)R;\n"
                       "    /* tile counters, then per reduction the partials of the most splits */\n"
-                      "    return (size_t)(cnt_bytes + (int64_t)%d * fzk_cols_splits(nO * nI) * nO * nI);\n",
+                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * fzk_cols_splits(nO * nI) * nO * nI);\n",
                    nreds * cols_slot(c));
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
-    /* What the call must zero: the counters, which the last block of each
-     * tile leaves at zero again, and the atomic accumulators; partials are
-     * written before they are read. */
+    /* What must be all zero when the kernel starts: the counters, which the
+     * last block of each tile leaves at zero again, and the atomic
+     * accumulators (with --atomic-reduce that is the whole scratch);
+     * partials are written before they are read. */
     if (k->kind == KK_REDUCE) { /* NAME_run asks the reduce kernels only */
         buf_printf(b, "static size_t %s_scratch_zero_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
-        if (scalar && c->atomic)
-            buf_printf(b, "    return %d + %d;\n", SCALAR_HEAD, nreds * 8);
+        if ((scalar || cols) && c->atomic)
+            buf_printf(b, "    return %s_scratch_bytes(dims);\n", k->name);
         else if (scalar)
             buf_printf(b, "    return %d;\n", SCALAR_HEAD);
         else if (cols) {
             host_cols_sizes(c, b);
-            buf_puts(b, "    (void)R;\n");
-            if (c->atomic)
-                buf_printf(b, "    return (size_t)((nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256 +\n"
-                              "                    (int64_t)%d * nO * nI);\n", nreds * 8);
-            else
-                buf_puts(b, "    return (size_t)((nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256);\n");
+            buf_puts(b, "    (void)R;\n    return (size_t)fzk_cols_cnt_bytes(nO, nI);\n");
         } else
             buf_puts(b, "    return 0;\n");
         buf_puts(b, "}\n");
@@ -3326,6 +3331,13 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "        return 64;\n"
              "    int64_t s = n > 0 ? ((int64_t)1 << 20) / n : 2048;\n"
              "    return s < 64 ? 64 : s > 2048 ? 2048 : s;\n"
+             "}\n"
+             "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
+             " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
+             " * whole 256-byte pieces (the kernel's cnt_bytes, from its grid) */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_cnt_bytes(int64_t nO, int64_t nI)\n"
+             "{\n"
+             "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
              "}\n");
     int base = 0;
     for (int p = 0; p < nplans; p++)
