@@ -1484,8 +1484,8 @@ static int plan_variants(KCtx *c, Variant *v)
             cache |= acc_cached(c, &c->acc[a]);
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
             /* static row: one exactly sized on-chip variant */
-            int tpr = fuse_row_threads(rl);
             int vw = row_vec_width(c);
+            int tpr = fuse_row_threads(rl, 16 / vw);
             if (rl % vw != 0)
                 vw = 1;
             int cap = (int)((rl + tpr - 1) / tpr);
@@ -1512,16 +1512,25 @@ static int plan_variants(KCtx *c, Variant *v)
                 add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128");
                 v[n - 1].vw = vw;
             }
-            add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024");
+            /* a warp per row up to 512 (four rows a block); past it as the
+             * static rows (fuse_row_threads): 128 threads of 8 elements,
+             * or for 2-byte elements the warp of 32 */
+            int t1k = fuse_row_threads(1024, 16 / vw);
+            add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512");
+            v[n - 1].vw = vw;
+            add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024");
             v[n - 1].vw = vw;
             if (vw > 1) {
-                /* odd short rows: the element-wise twins of _r128, and a
-                 * warp per row with 16 elements a lane.  _r1024s alone held
-                 * 32 elements a lane in 72 registers, 44% occupancy, and
-                 * ran rows of 333 at 33% of copy (H200, ncu) */
-                add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128s");
-                add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
-                add_variant(k, v, &n, VK_ROW_C, i64, 32, 32, 128, "_r1024s");
+                /* odd short rows, loaded an element at a time: 16 lanes of
+                 * 8 elements up to 128 (eight rows a block), a block of 64
+                 * threads of 8 up to 512, then as _r1024.  On the H200,
+                 * softmax over rows of 77 took 196.5 us with 8 lanes of 16
+                 * and 162.3 with 16 of 8; rows of 333 202.2 us with a warp
+                 * of 16 a lane and 162.8 with 64 threads of 8 (a warp of
+                 * 32 a lane, before: 72 registers, 33% of copy) */
+                add_variant(k, v, &n, VK_ROW_C, i64, 16, 8, 128, "_r128s");
+                add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
+                add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
             }
             /* a block of 256 threads per row, 16 or 32 elements each */
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");

@@ -204,14 +204,29 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
     if (len > FUSE_ROW_ONCHIP_MAX)
         return 0;
     if (len < 0)
-        len = 1024; /* the on-chip variant the emitter may pick at launch */
-    int threads = fuse_row_threads(len);
+        return 32; /* the most any on-chip variant picked at launch holds */
+    int wide = 0; /* the widest element of the row in memory */
+    for (int i = 0; i < k->ninputs; i++)
+        if (ir_shape_eq(&k->inputs[i]->shape, &k->space) && dtype_size(k->inputs[i]->dtype) > wide)
+            wide = dtype_size(k->inputs[i]->dtype);
+    for (int i = 0; i < k->noutputs; i++)
+        if (ir_shape_eq(&k->outputs[i]->shape, &k->space) && dtype_size(k->outputs[i]->dtype) > wide)
+            wide = dtype_size(k->outputs[i]->dtype);
+    int threads = fuse_row_threads(len, wide ? wide : 4);
     return (int)((len + threads - 1) / threads);
 }
 
-int fuse_row_threads(int64_t len)
+int fuse_row_threads(int64_t len, int elem_bytes)
 {
-    return len <= 128 ? 8 : len <= 1024 ? 32 : len <= 4096 ? 128 : len <= 8192 ? 256 : 512;
+    /* 513 to 1024 elements of 4 bytes or more: a block of 128 threads per
+     * row, 8 elements each, not a warp with 32: 32 registers instead of 63,
+     * twice the occupancy; softmax over [65536, 1024] went from 132.9 to
+     * 129.9 us on the H200 (torch.compile: 130.0).  Rows of 2-byte elements
+     * keep the warp: 128 threads of one 16-byte vector each took bf16
+     * softmax from 69.5 to 79.2 us. */
+    if (len > 512 && len <= 1024)
+        return elem_bytes >= 4 ? 128 : 32;
+    return len <= 128 ? 8 : len <= 512 ? 32 : len <= 4096 ? 128 : len <= 8192 ? 256 : 512;
 }
 
 int fuse_estimate_registers(const IrFunc *f, const Kernel *k)

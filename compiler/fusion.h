@@ -117,8 +117,9 @@ enum { FL_ELEM = 1, FL_RED = 2 };
 /* Longest static row kept on chip by a row kernel (elements). */
 #define FUSE_ROW_ONCHIP_MAX 16384
 /* Threads that share a static on-chip row of len elements (8 to 512), as
- * the register estimate assumes and the emitter launches. */
-int fuse_row_threads(int64_t len);
+ * the register estimate assumes and the emitter launches; elem_bytes is
+ * the widest element of the row in memory. */
+int fuse_row_threads(int64_t len, int elem_bytes);
 
 typedef struct Rejection {
     IrNode *producer, *consumer; /* the merge that was not made */

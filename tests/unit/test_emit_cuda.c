@@ -418,8 +418,9 @@ int main(void)
     CHECK(contains(&k, "atomicAdd(counter, 1u) == gridDim.x - 1"), "sum_abs: no last-block combine");
     CHECK(contains(&k, "*counter = 0u;"), "sum_abs: counter not reset");
     CHECK(contains(&k, "softmax1024_k0_row_row("), "static softmax: no on-chip variant");
-    CHECK(contains(&k, "<long long, 32, 32, 128, 4>"), "static softmax: 32 lanes x 32 elements");
+    CHECK(contains(&k, "<long long, 128, 8, 128, 4>"), "static softmax: 128 threads x 8 elements");
     CHECK(contains(&k, "softmax_k0_row_r1024("), "symbolic softmax: no 1024 bucket");
+    CHECK(contains(&k, "softmax_k0_row_r512("), "symbolic softmax: no 512 bucket");
     CHECK(contains(&k, "[CAP];"), "row kernel does not cache the row");
     CHECK(contains(&k, "fz_argred<float, 1>"), "argmax state");
     CHECK(contains(&k, "fz_var<float, 1>"), "std state");
