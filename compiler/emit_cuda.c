@@ -2737,11 +2737,19 @@ static void emit_cols_body(KCtx *c)
     }
     line(c, "if (active) {");
     open_scope(c);
-    /* 4 rows a step: four independent loads in flight per thread (ncu on
-     * the H200: colsum's loop, one load at a time, ran at 85% of DRAM
-     * peak).  "#pragma unroll (V > 1 ? 4 : 1)" made ptxas spill the
-     * element-wise Welford kernel of tests/codegen/kernel-reduce-middle.fuse. */
-    line(c, "#pragma unroll 4");
+    /* 8 rows a step where every state is one or two words (sum, max, ...):
+     * eight independent loads in flight per thread.  On the H200 colsum
+     * took, with 4 rows a step against 8: 143.1 -> 130.8 us at 96 columns,
+     * 126.4 -> 103.5 at 333, 131.3 -> 103.4 at 3001, 67.8 -> 66.8 at 8192
+     * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
+     * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
+     * of tests/codegen/kernel-reduce-middle.fuse). */
+    int small_states = 1;
+    for (int i = 0; i < nreds; i++)
+        if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
+            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            small_states = 0;
+    line(c, small_states ? "#pragma unroll 8" : "#pragma unroll 4");
     line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
     open_scope(c);
     decompose_list(c, "r", rg, nr);
@@ -3329,8 +3337,10 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "}\n"
              "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
              " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
-             " * up to 2048, 2^20 partial states at most.  On the H200, 96 columns in\n"
-             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%.  Past two tiles the\n"
+             " * up to 512, 2^18 partial states at most.  On the H200, 96 columns in\n"
+             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%, in 512 at 69%% (the\n"
+             " * last block's combine of 2048 partials a column cost more than the\n"
+             " * wider split won).  Past two tiles the\n"
              " * launch aims at one wave of four blocks per multiprocessor instead:\n"
              " * [16384, 8192] took 137 us split 64 ways (4096 blocks, 3.9 waves),\n"
              " * 134 us 16 ways and 130 us 8 ways (512 blocks), in one run. */\n"
@@ -3338,8 +3348,8 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "{\n"
              "    if (n > 256)\n"
              "        return 64;\n"
-             "    int64_t s = n > 0 ? ((int64_t)1 << 20) / n : 2048;\n"
-             "    return s < 64 ? 64 : s > 2048 ? 2048 : s;\n"
+             "    int64_t s = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"
+             "    return s < 64 ? 64 : s > 512 ? 512 : s;\n"
              "}\n"
              "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
              " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
