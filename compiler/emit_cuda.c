@@ -1379,6 +1379,11 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
 {
     if (*n >= MAX_VARIANTS)
         ICE("too many kernel variants");
+    /* fz_block_reduce reduces over the whole block: a row of more than one
+     * warp must have the block to itself (a block of 128 threads holding
+     * two rows of 64 computed wrong sums on the H200) */
+    if (tpr > 32 && bs != tpr)
+        ICE("a row variant of more than one warp a row shares its block");
     Variant *x = &v[(*n)++];
     x->kind = kind;
     x->i64 = i64;
@@ -1439,6 +1444,19 @@ static int loop_needs_wrap(const KCtx *c, int V)
         n *= c->k->space.dims[d].size;
     }
     return n % V != 0 && n >= V;
+}
+
+/* Row kernels: does the kernel read an input that varies along the row
+ * only (one value per column, the same for every row)? */
+static int reads_per_column(const KCtx *c)
+{
+    if (c->ng < 1 || !c->gred[c->ng - 1])
+        return 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (c->role[c->acc[a].node->id] == 'i' && !acc_cached(c, &c->acc[a]) &&
+            acc_dim(&c->acc[a], c->glast[c->ng - 1]) >= 0)
+            return 1;
+    return 0;
 }
 
 /* Few variants keep the NVRTC compile short: int64 indices are used
@@ -1527,9 +1545,17 @@ static int plan_variants(KCtx *c, Variant *v)
                  * softmax over rows of 77 took 196.5 us with 8 lanes of 16
                  * and 162.3 with 16 of 8; rows of 333 202.2 us with a warp
                  * of 16 a lane and 162.8 with 64 threads of 8 (a warp of
-                 * 32 a lane, before: 72 registers, 33% of copy) */
+                 * 32 a lane, before: 72 registers, 33% of copy).  Kernels
+                 * that also read a vector per column (layernorm's g and b,
+                 * rmsnorm's w) keep the warp of 16 up to 512: at 333 it
+                 * took 135.4 and 134.2 us against 147.8 and 140.2 with 64
+                 * threads of 8 (128 threads of 4: 170.8 and 150.1; softmax
+                 * 202.9, 157.1, 188.8), cause not isolated */
                 add_variant(k, v, &n, VK_ROW_C, i64, 16, 8, 128, "_r128s");
-                add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
+                if (reads_per_column(c))
+                    add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
+                else
+                    add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
                 add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
             }
             /* a block of 256 threads per row, 16 or 32 elements each */
