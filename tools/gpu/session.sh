@@ -14,7 +14,8 @@
 #             (SAN_FILTER=. runs them over all of it too; SAN_TOOLS picks the
 #             tools, default all four; T_SAN is each tool's time limit)
 #   bench     the benchmark suite in f32, bf16 and f16 (tools/bench/bench.py),
-#             and small_bias_relu timed from C (tools/bench/small_bias_relu.c)
+#             small_bias_relu timed from C (tools/bench/small_bias_relu.c), and
+#             the bare graph-launch floor beside it (tools/bench/graph_floor.cu)
 #   scale     the suite's scaling (2^20, 2^24, 2^28) and launch sweep
 #   points    fusec's symbolic build at chosen sweep points against torch eager
 #             (POINT_CASES, default softmax_rows,layernorm_rows,rmsnorm;
@@ -93,6 +94,8 @@ for step in $steps; do
       fi &&
       echo "small_bias_relu, $tg target:" && "$d/small_$tg"
     done 2>&1 | tee "$OUT/small.log"
+    # the floor under graph replay on this machine: a bare one-kernel graph
+    nvcc -O2 -arch=native tools/bench/graph_floor.cu -o "$d/graph_floor" && "$d/graph_floor" 2>&1 | tee -a "$OUT/small.log"
     ;;
   scale)
     stamp "bench --scale --sweep"
