@@ -178,10 +178,14 @@ static int name_taken(const char *s, const char **used, int nused)
     return 0;
 }
 
-/* A C name for a source name: itself, or with '_' appended until free. */
+/* A C name for a source name: itself, or with '_' appended until free.  A
+ * name in our fusec_ prefix gets a 'u' in front first: no suffix can take a
+ * name out of the prefix (appending alone looped until memory ran out). */
 static const char *c_name(Arena *a, const char *s, const char **used, int *nused)
 {
     const char *n = s;
+    if (strncmp(n, "fusec_", 6) == 0)
+        n = arena_printf(a, "u%s", n);
     while (name_taken(n, used, *nused))
         n = arena_printf(a, "%s_", n);
     used[(*nused)++] = n;
