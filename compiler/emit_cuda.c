@@ -478,16 +478,19 @@ static int acc_cached(const KCtx *c, const Access *a)
  * reduced group, like layernorm's g and b, is the same vector for every row
  * at a given rb: the 16-byte-or-less vector passes load it whole (vb<a>)
  * instead of V scalar loads.  vw is the pass's vector width. */
-static int acc_rowvec(const KCtx *c, const Access *a, int vw)
+static int acc_per_column(const KCtx *c, const Access *a)
 {
-    if (vw <= 1 || c->ng < 1 || !c->gred[c->ng - 1] || acc_cached(c, a) || c->role[a->node->id] != 'i')
-        return 0;
-    if (dtype_size(MDT(c, a->node)) * vw > 16)
+    if (c->ng < 1 || !c->gred[c->ng - 1] || acc_cached(c, a) || c->role[a->node->id] != 'i')
         return 0;
     for (int g = 0; g < c->ng; g++)
         if ((acc_dim(a, c->glast[g]) >= 0) != (g == c->ng - 1))
             return 0;
     return 1;
+}
+
+static int acc_rowvec(const KCtx *c, const Access *a, int vw)
+{
+    return vw > 1 && dtype_size(MDT(c, a->node)) * vw <= 16 && acc_per_column(c, a);
 }
 
 /* the collected access of (n, map); every read was collected up front */
@@ -1446,15 +1449,11 @@ static int loop_needs_wrap(const KCtx *c, int V)
     return n % V != 0 && n >= V;
 }
 
-/* Row kernels: does the kernel read an input that varies along the row
- * only (one value per column, the same for every row)? */
+/* Row kernels: does the kernel read a vector per column (acc_per_column)? */
 static int reads_per_column(const KCtx *c)
 {
-    if (c->ng < 1 || !c->gred[c->ng - 1])
-        return 0;
     for (int a = 0; a < c->nacc; a++)
-        if (c->role[c->acc[a].node->id] == 'i' && !acc_cached(c, &c->acc[a]) &&
-            acc_dim(&c->acc[a], c->glast[c->ng - 1]) >= 0)
+        if (acc_per_column(c, &c->acc[a]))
             return 1;
     return 0;
 }
@@ -2635,6 +2634,19 @@ static int red_state_bytes(const IrNode *n)
     }
 }
 
+/* Column reductions whose states are all one or two words merged without
+ * division or index compares (not Welford, not arg): they read 8 rows a
+ * step and combine partials with all 8 warps; the others spilled in ptxas
+ * with either (tests/codegen/kernel-reduce-middle.fuse). */
+static int cols_small_states(const IrNode *const *reds, int nreds)
+{
+    for (int i = 0; i < nreds; i++)
+        if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
+            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            return 0;
+    return 1;
+}
+
 /* After each warp ty has put its states in sh<id>[ty]: warp 0 combines the
  * 8 warps' states of each of its columns in warp order (deterministic). */
 static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds)
@@ -2770,12 +2782,7 @@ static void emit_cols_body(KCtx *c)
      * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
      * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
      * of tests/codegen/kernel-reduce-middle.fuse). */
-    int small_states = 1;
-    for (int i = 0; i < nreds; i++)
-        if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
-            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
-            small_states = 0;
-    line(c, small_states ? "#pragma unroll 8" : "#pragma unroll 4");
+    line(c, cols_small_states(reds, nreds) ? "#pragma unroll 8" : "#pragma unroll 4");
     line(c, "for (I r = r0 + ty; r < r1; r += 8) {");
     open_scope(c);
     decompose_list(c, "r", rg, nr);
@@ -2865,11 +2872,7 @@ static void emit_cols_body(KCtx *c)
     /* the 8-warp combine for states of one or two words without division;
      * Welford (var, std) and argmax states keep one warp: their combine
      * divides or compares indices, and ptxas spilled the 8-warp form */
-    int par = !c->atomic;
-    for (int i = 0; i < nreds; i++)
-        if (red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
-            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
-            par = 0;
+    int par = !c->atomic && cols_small_states(reds, nreds);
     if (par) {
         /* 16-byte variants: all 8 warps read the partials, warp ty the
          * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states

@@ -192,6 +192,15 @@ static int acc_regs(const IrNode *n)
     }
 }
 
+/* The larger of wide and the element size of each node shaped as space. */
+static int widest_full(IrNode *const *nodes, int n, const IrShape *space, int wide)
+{
+    for (int i = 0; i < n; i++)
+        if (ir_shape_eq(&nodes[i]->shape, space) && dtype_size(nodes[i]->dtype) > wide)
+            wide = dtype_size(nodes[i]->dtype);
+    return wide;
+}
+
 /* Elements of a row each thread keeps on chip (see fusion.h). */
 static int row_elems_per_thread(const Kernel *k, int *looped)
 {
@@ -205,13 +214,8 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
         return 0;
     if (len < 0)
         return 32; /* the most any on-chip variant picked at launch holds */
-    int wide = 0; /* the widest element of the row in memory */
-    for (int i = 0; i < k->ninputs; i++)
-        if (ir_shape_eq(&k->inputs[i]->shape, &k->space) && dtype_size(k->inputs[i]->dtype) > wide)
-            wide = dtype_size(k->inputs[i]->dtype);
-    for (int i = 0; i < k->noutputs; i++)
-        if (ir_shape_eq(&k->outputs[i]->shape, &k->space) && dtype_size(k->outputs[i]->dtype) > wide)
-            wide = dtype_size(k->outputs[i]->dtype);
+    /* the widest element of the row in memory */
+    int wide = widest_full(k->outputs, k->noutputs, &k->space, widest_full(k->inputs, k->ninputs, &k->space, 0));
     int threads = fuse_row_threads(len, wide ? wide : 4);
     return (int)((len + threads - 1) / threads);
 }
