@@ -59,7 +59,7 @@ typedef struct Access {
     int8_t map[IR_MAX_RANK];
 } Access;
 
-enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 12 };
+enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 16 };
 
 typedef struct KCtx {
     const IrFunc *f;
@@ -94,6 +94,8 @@ typedef struct KCtx {
                                   * (TPR < 32): loops and shuffles stay warp-uniform */
     int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */
     int rowvw;                   /* row mode: row-only inputs read vb<a>.v[j] (acc_rowvec) */
+    int window;                  /* the cached row body takes SH: rows at any element
+                                  * offset read as aligned vectors (row_windowable) */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
@@ -1225,6 +1227,7 @@ typedef struct Variant {
     int cap;  /* cached row kernels: elements per thread */
     int bs;   /* threads per block */
     int vw;   /* cached row kernels: elements per vector access */
+    int sh;   /* cached row kernels: windowed (SH), rows at any element offset */
     char name[200];
 } Variant;
 
@@ -1394,6 +1397,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->cap = cap;
     x->bs = bs;
     x->vw = 1;
+    x->sh = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
@@ -1458,6 +1462,81 @@ static int reads_per_column(const KCtx *c)
     return 0;
 }
 
+/* Rows whose length or address rules out whole aligned vectors can still
+ * be read a vector at a time (the windowed variants, SH): a row's vectors
+ * start at its element offset rounded down to V, so the first and the last
+ * may be partial and go an element at a time.  That needs one shift for
+ * every row-shaped access: each cached input and each element output the
+ * last pass stores as vectors sits at the same offset in its array (the
+ * offsets, with the group indices named, read the same), and the launcher
+ * checks that their pointers are congruent modulo the vector. */
+static int depends_on_red(KCtx *c, const IrNode *n);
+static int row_windowable(KCtx *c)
+{
+    if (row_vec_width(c) <= 1)
+        return 0;
+    char names[IR_MAX_RANK][8];
+    const char *saved[IR_MAX_RANK];
+    const char *saved_flat = c->flat;
+    c->flat = NULL;
+    for (int g = 0; g < c->ng; g++) {
+        snprintf(names[g], sizeof names[g], "G%d", g);
+        saved[g] = c->gi[g];
+        c->gi[g] = names[g];
+    }
+    Buf first = {0};
+    int ok = 1, any = 0;
+    for (int a = 0; ok && a <= c->nacc + c->k->noutputs; a++) {
+        Access x;
+        if (a < c->nacc) {
+            if (!acc_cached(c, &c->acc[a]))
+                continue;
+            x = c->acc[a];
+        } else if (a - c->nacc < c->k->noutputs) {
+            int i = a - c->nacc;
+            if (!out_is_elem(c, i) || !depends_on_red(c, c->k->outputs[i]))
+                continue;
+            x.node = c->k->outputs[i];
+            out_map(c, c->k->outputs[i], x.map);
+        } else
+            break;
+        Buf off = {0};
+        acc_offset(c, &x, "I", &off);
+        if (!any)
+            buf_puts(&first, off.data);
+        else
+            ok = strcmp(first.data, off.data) == 0;
+        any = 1;
+        buf_free(&off);
+    }
+    buf_free(&first);
+    for (int g = 0; g < c->ng; g++)
+        c->gi[g] = saved[g];
+    c->flat = saved_flat;
+    return ok && any;
+}
+
+/* Where the windowed body beat the element-wise one (V = 1) on the H200,
+ * fusec's symbolic build over 2^26 f32 elements, both in one run:
+ * - rows over 1024 (the element-wise body stops at 1024; such rows went to
+ *   the looped kernel, which reads them two or three times): softmax at
+ *   3001, 5001 and 12001 took 173.2, 180.5, 299.0 us looped, 163.6, 171.9,
+ *   227.6 windowed; layernorm 171.5, 187.5, 302.5 -> 166.6, 166.7, 231.7;
+ *   rmsnorm 167.7, 182.5, 240.4 -> 145.8, 143.4, 186.3;
+ * - rows of 513 to 1024 in kernels that read no vector per column: softmax
+ *   at 999, 183.0 -> 152.5 us.  With one the element-wise body stays:
+ *   layernorm 138.1 against 153.3, rmsnorm 133.5 against 135.7;
+ * - not rows up to 512, where the element-wise shapes won in all three:
+ *   softmax at 77 and 333 159.7 and 157.9 against 175.4 and 161.5,
+ *   layernorm 165.3 and 136.0 against 174.5 and 163.3, rmsnorm 149.1 and
+ *   134.4 against 154.9 and 138.5.
+ * The causes of the split were not isolated (the windowed bodies hold 8 to
+ * 25 more registers; layernorm reads g and b an element at a time in them). */
+static int row_window_pays(const KCtx *c, int64_t len)
+{
+    return len > 1024 || (len > 512 && !reads_per_column(c));
+}
+
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
@@ -1500,17 +1579,24 @@ static int plan_variants(KCtx *c, Variant *v)
         for (int a = 0; a < c->nacc; a++)
             cache |= acc_cached(c, &c->acc[a]);
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
-            /* static row: one exactly sized on-chip variant */
+            /* static row: one exactly sized on-chip variant.  A length
+             * that is not a whole number of vectors takes the windowed
+             * body (its span grows by up to V - 1 elements), then the
+             * element-wise one for pointers that do not share the shift */
             int vw = row_vec_width(c);
             int tpr = fuse_row_threads(rl, 16 / vw);
-            if (rl % vw != 0)
-                vw = 1;
-            int cap = (int)((rl + tpr - 1) / tpr);
-            cap = (cap + vw - 1) / vw * vw;
-            if (cap < vw)
-                cap = vw;
-            add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, "_row");
-            v[n - 1].vw = vw;
+            int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
+            for (int pass = 0; pass < 1 + win; pass++) {
+                int w = pass == 0 && (rl % vw == 0 || win) ? vw : 1;
+                int64_t span = pass == 0 && win ? rl + vw - 1 : rl;
+                int cap = (int)((span + tpr - 1) / tpr);
+                cap = (cap + w - 1) / w * w;
+                if (cap < w)
+                    cap = w;
+                add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, pass ? "_row1" : "_row");
+                v[n - 1].vw = w;
+                v[n - 1].sh = pass == 0 && win;
+            }
         } else if (k->kind == KK_ROW && cache && rl < 0) {
             /* symbolic row: on chip up to 1024, 4096, 8192 or 16384 elements (as
              * the static rows), picked at launch.  Rows whose length or
@@ -1537,6 +1623,11 @@ static int plan_variants(KCtx *c, Variant *v)
             v[n - 1].vw = vw;
             add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024");
             v[n - 1].vw = vw;
+            /* rows that are not whole aligned vectors (odd lengths, offset
+             * pointers): windowed where that pays (row_window_pays), with
+             * the aligned shapes; a row fits when its length plus V - 1
+             * does */
+            int win = vw > 1 && row_windowable(c);
             if (vw > 1) {
                 /* odd short rows, loaded an element at a time: 16 lanes of
                  * 8 elements up to 128 (eight rows a block), a block of 64
@@ -1555,6 +1646,11 @@ static int plan_variants(KCtx *c, Variant *v)
                     add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
                 else
                     add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
+                if (win && row_window_pays(c, 1024)) {
+                    add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024w");
+                    v[n - 1].vw = vw;
+                    v[n - 1].sh = 1;
+                }
                 add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
             }
             /* a block of 256 threads per row, 16 or 32 elements each */
@@ -1577,7 +1673,18 @@ static int plan_variants(KCtx *c, Variant *v)
             /* no element-wise twins past 1024: on the H200 an _r8192s ran
              * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
              * below the looped kernel's 73% and 74% (rmsnorm: 84% against
-             * 76%); _r4096s spilled */
+             * 76%); _r4096s spilled.  The windowed ones read vectors up
+             * to 16384; an _r32768w spilled (1024 threads leave 64
+             * registers for 32 elements and their bounds) */
+            if (win) {
+                static const int wt[3] = {256, 256, 512}, wc[3] = {16, 32, 32};
+                static const char *const wn[3] = {"_r4096w", "_r8192w", "_r16384w"};
+                for (int i = 0; i < 3; i++) {
+                    add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
+                    v[n - 1].vw = vw;
+                    v[n - 1].sh = 1;
+                }
+            }
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
@@ -2063,9 +2170,34 @@ static void row_vec_loads(KCtx *c, int vw, Buf *body)
         if (!acc_rowvec(c, &c->acc[a], vw) || !body->data || !strstr(body->data, use))
             continue;
         Buf off = {0};
+        const char *st = stype(MDT(c, c->acc[a].node));
+        int ib = c->inbuf[c->acc[a].node->id];
         acc_offset(c, &c->acc[a], "I", &off);
-        line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", stype(MDT(c, c->acc[a].node)),
-             a, stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id], off.data);
+        if (!c->window) {
+            line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib, off.data);
+            buf_free(&off);
+            continue;
+        }
+        /* windowed rows: the vector at rb is not aligned in this array; an
+         * element at a time, lanes outside the row read its nearest end */
+        line(c, "fz_vec<%s, V> vb%d;", st, a);
+        line(c, "if (SH) {");
+        open_scope(c);
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
+        line(c, "const I rj = rb + j < 0 ? (I)0 : rb + j < %s ? rb + j : %s - 1;", c->subwarp ? "Rr" : "R",
+             c->subwarp ? "Rr" : "R");
+        c->gi[g] = "rj";
+        Buf offj = {0};
+        acc_offset(c, &c->acc[a], "I", &offj);
+        c->gi[g] = "rb";
+        line(c, "vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+        buf_free(&offj);
+        close_scope(c);
+        close_scope(c);
+        line(c, "else");
+        line(c, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
         buf_free(&off);
     }
     c->gi[g] = saved;
@@ -2085,7 +2217,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         line(c, "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I rb = ((I)kk * TPR + lane) * V;");
+        line(c, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
         line(c, "if (rb < %s) {", c->subwarp ? "Rr" : "R");
         open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
@@ -2102,6 +2234,10 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         open_scope(c);
         line(c, "const int k = kk * V + j;");
         line(c, "const I r = rb + j;");
+        if (c->window) {
+            line(c, "if (SH && (r < 0 || r >= %s))", c->subwarp ? "Rr" : "R");
+            line(c, "    continue; /* outside the row: a partial first or last vector */");
+        }
     } else {
         line(c, "for (I r = (I)lane; r < R; r += TPR) {");
         open_scope(c);
@@ -2132,7 +2268,28 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
                     out_map(c, c->k->outputs[i], a.map);
                     Buf off = {0};
                     acc_offset(c, &a, "I", &off);
-                    line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i, off.data, i);
+                    if (!c->window) {
+                        line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
+                             off.data, i);
+                        buf_free(&off);
+                        continue;
+                    }
+                    const char *RR = c->subwarp ? "Rr" : "R";
+                    line(c, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
+                    line(c, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
+                         off.data, i);
+                    line(c, "else {");
+                    open_scope(c);
+                    c->gi[g] = "(rb + j)";
+                    Buf offj = {0};
+                    acc_offset(c, &a, "I", &offj);
+                    c->gi[g] = "rb";
+                    line(c, "#pragma unroll");
+                    line(c, "for (int j = 0; j < V; j++)");
+                    line(c, "    if (rb + j >= 0 && rb + j < %s)", RR);
+                    line(c, "        out%d[%s] = vo%d.v[j];", i, offj.data, i);
+                    buf_free(&offj);
+                    close_scope(c);
                     buf_free(&off);
                 }
             c->gi[g] = saved;
@@ -2280,7 +2437,7 @@ static void emit_row_body(KCtx *c, int cached)
     body_params(c, &ps, NULL);
     reset_point(c);
     if (cached)
-        line(c, "template <class I, int TPR, int CAP, int BS, int V>");
+        line(c, "template <class I, int TPR, int CAP, int BS, int V%s>", c->window ? ", bool SH" : "");
     else
         line(c, "template <class I, int TPR, int BS>");
     line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name, cached ? "rc" : "rl", ps.data);
@@ -2324,11 +2481,31 @@ static void emit_row_body(KCtx *c, int cached)
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a]))
                 line(c, "%s xc%d[CAP];", ctype(c->acc[a].node->dtype), a);
+        const char *RR = c->subwarp ? "Rr" : "R";
+        if (c->window) {
+            /* the row's element offset modulo V, from its address: the
+             * launcher checked that every row-shaped pointer agrees */
+            int a0 = 0;
+            while (!acc_cached(c, &c->acc[a0]))
+                a0++;
+            int g = c->ng - 1;
+            const char *saved = c->gi[g];
+            c->gi[g] = "(I)0";
+            Buf off = {0};
+            acc_offset(c, &c->acc[a0], "I", &off);
+            c->gi[g] = saved;
+            line(c, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
+                 c->inbuf[c->acc[a0].node->id], off.data, stype(MDT(c, c->acc[a0].node)));
+            buf_free(&off);
+        }
         line(c, "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I rb = ((I)kk * TPR + lane) * V;");
-        line(c, "if (rb < %s) {", c->subwarp ? "Rr" : "R");
+        line(c, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
+        if (c->window)
+            line(c, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
+        else
+            line(c, "if (rb < %s) {", RR);
         open_scope(c);
         decompose(c, "rb", 1);
         for (int a = 0; a < c->nacc; a++)
@@ -2348,6 +2525,29 @@ static void emit_row_body(KCtx *c, int cached)
                 buf_free(&cv);
             }
         close_scope(c);
+        if (c->window) {
+            /* a partial first or last vector: an element at a time */
+            line(c, "else if (SH && rb < %s) {", RR);
+            open_scope(c);
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            open_scope(c);
+            line(c, "const I r = rb + j;");
+            decompose(c, "r", 1);
+            for (int a = 0; a < c->nacc; a++)
+                if (acc_cached(c, &c->acc[a])) {
+                    Buf off = {0}, e = {0}, cv = {0};
+                    acc_offset(c, &c->acc[a], "I", &off);
+                    buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
+                    load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                    line(c, "xc%d[kk * V + j] = r >= 0 && r < %s ? %s : 0;", a, RR, cv.data);
+                    buf_free(&off);
+                    buf_free(&e);
+                    buf_free(&cv);
+                }
+            close_scope(c);
+            close_scope(c);
+        }
         line(c, "else {");
         open_scope(c);
         line(c, "#pragma unroll");
@@ -2975,8 +3175,12 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         case VK_LOOP_V: line(c, "    %s_v_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_LOOP_W: line(c, "    %s_w_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_ROW_C:
-            line(c, "    %s_rc_body<%s, %d, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
-                 as.data);
+            if (c->window)
+                line(c, "    %s_rc_body<%s, %d, %d, %d, %d, %s>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs,
+                     v[i].vw, v[i].sh ? "true" : "false", as.data);
+            else
+                line(c, "    %s_rc_body<%s, %d, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs,
+                     v[i].vw, as.data);
             break;
         case VK_ROW_L:
             line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
@@ -3026,6 +3230,7 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                 for (int i = 0; i < nv; i++) {
                     cached |= v[i].kind == VK_ROW_C;
                     c.subwarp |= v[i].kind == VK_ROW_C && v[i].tpr < 32;
+                    c.window |= v[i].kind == VK_ROW_C && v[i].sh;
                 }
                 if (cached)
                     emit_row_body(&c, 1);
@@ -3302,11 +3507,39 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
         buf_puts(b, "    int64_t blocks;\n");
         /* on-chip variants first, then warp per row, then block per row */
+        int win_checked = 0;
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                if (v[i].vw > 1) {
+                if (v[i].sh) {
+                    /* windowed: every row-shaped pointer at the same element
+                     * offset modulo the vector, so one shift serves them all
+                     * (checked once); the row plus its shift fits */
+                    int first = 1;
+                    for (int a = 0; !win_checked && a <= c->nacc + k->noutputs; a++) {
+                        char p[32];
+                        int sz;
+                        if (a < c->nacc && acc_cached(c, &c->acc[a])) {
+                            snprintf(p, sizeof p, "in%d", c->inbuf[c->acc[a].node->id]);
+                            sz = dtype_size(MDT(c, c->acc[a].node));
+                        } else if (a >= c->nacc && a - c->nacc < k->noutputs && out_is_elem(c, a - c->nacc) &&
+                                   depends_on_red(c, k->outputs[a - c->nacc])) {
+                            snprintf(p, sizeof p, "out%d", a - c->nacc);
+                            sz = dtype_size(MDT(c, k->outputs[a - c->nacc]));
+                        } else
+                            continue;
+                        if (first)
+                            buf_printf(b, "    const uintptr_t rsh = (uintptr_t)%s / %d %% %d;\n"
+                                          "    int rwin = (uintptr_t)%s %% %d == 0;\n", p, sz, v[i].vw, p, sz);
+                        else
+                            buf_printf(b, "    rwin = rwin && (uintptr_t)%s %% %d == 0 && (uintptr_t)%s / %d %% %d == rsh;\n",
+                                       p, sz, p, sz, v[i].vw);
+                        first = 0;
+                    }
+                    win_checked = 1;
+                    buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
+                } else if (v[i].vw > 1) {
                     /* 16-byte row accesses: whole vectors per row, aligned rows */
                     buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
                     for (int a = 0; a < c->nacc; a++)
