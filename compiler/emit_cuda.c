@@ -59,7 +59,7 @@ typedef struct Access {
     int8_t map[IR_MAX_RANK];
 } Access;
 
-enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 16 };
+enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 20 };
 
 typedef struct KCtx {
     const IrFunc *f;
@@ -1653,6 +1653,12 @@ static int plan_variants(KCtx *c, Variant *v)
                 }
                 add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
             }
+            /* a block of 128 threads per row, 16 elements each, up to
+             * 2048 (static rows of 1025 to 4096 take 128 threads too): in
+             * the block of 256 a row of 1536 gave half the threads two
+             * vectors and half one */
+            add_variant(k, v, &n, VK_ROW_C, i64, 128, 16, 128, "_r2048");
+            v[n - 1].vw = vw;
             /* a block of 256 threads per row, 16 or 32 elements each */
             add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
             v[n - 1].vw = vw;
@@ -1677,9 +1683,9 @@ static int plan_variants(KCtx *c, Variant *v)
              * to 16384; an _r32768w spilled (1024 threads leave 64
              * registers for 32 elements and their bounds) */
             if (win) {
-                static const int wt[3] = {256, 256, 512}, wc[3] = {16, 32, 32};
-                static const char *const wn[3] = {"_r4096w", "_r8192w", "_r16384w"};
-                for (int i = 0; i < 3; i++) {
+                static const int wt[4] = {128, 256, 256, 512}, wc[4] = {16, 16, 32, 32};
+                static const char *const wn[4] = {"_r2048w", "_r4096w", "_r8192w", "_r16384w"};
+                for (int i = 0; i < 4; i++) {
                     add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
                     v[n - 1].vw = vw;
                     v[n - 1].sh = 1;
