@@ -1475,7 +1475,7 @@ static int row_windowable(KCtx *c)
 {
     if (row_vec_width(c) <= 1)
         return 0;
-    char names[IR_MAX_RANK][8];
+    char names[IR_MAX_RANK][16];
     const char *saved[IR_MAX_RANK];
     const char *saved_flat = c->flat;
     c->flat = NULL;
