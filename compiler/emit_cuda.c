@@ -1598,13 +1598,14 @@ static int plan_variants(KCtx *c, Variant *v)
                 v[n - 1].sh = pass == 0 && win;
             }
         } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: on chip up to 1024, 4096, 8192 or 16384 elements (as
-             * the static rows), picked at launch.  Rows whose length or
-             * address rules out 16-byte accesses take the element-wise
-             * twin up to 1024: without it an odd row length fell through to
-             * the looped kernel, which reads the row two or three times (333
-             * elements on the H200: softmax 29% -> 34% of copy, layernorm
-             * 28% -> 64%, rmsnorm 40% -> 81%). */
+            /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
+             * 32768 elements (as the static rows), picked at launch.  Rows
+             * whose length or address rules out aligned 16-byte accesses
+             * take a windowed or an element-wise twin: without one an odd
+             * row length fell through to the looped kernel, which reads
+             * the row two or three times (333 elements on the H200:
+             * softmax 29% -> 34% of copy, layernorm 28% -> 64%, rmsnorm
+             * 40% -> 81% with the element-wise twin). */
             int vw = row_vec_width(c);
             if (vw > 1) {
                 /* short rows: 8 lanes per row, four rows per warp, so a
