@@ -6,7 +6,7 @@
                     [--example-trials T] [--sizes random|examples|big]
                     [--variants fused,nofusion,fastmath,atomic,regs32]
                     [--sms 1,2,3,5] [--block-order forward,reverse]
-                    [--jobs J] [--workdir DIR] [--asan]
+                    [--jobs J] [--workdir DIR] [--asan] [--dims N=3,M=999]...
 
 The CPU twin of tests/fuzz/difftest.py (no GPU, no torch).  Programs come
 from gen_programs.py (F files of K fns), from every .fuse of --examples,
@@ -21,6 +21,10 @@ variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
 results poisoned (NaN, or a finite sentinel, alternating by variant), and is
 compared with `fusec --emit=eval`; an input it wrote is a failure too.
 Odd trials misalign every buffer by one element (the scalar load paths).
+--dims (repeatable) replaces the random dims of --file and --examples fns:
+each trial takes the next set in turn (a fn ignores names it has none of
+and takes 1 for a dim the set leaves out), so a test can reach chosen
+kernel variants.
 The `atomic` variant (--atomic-reduce) is held to the same tolerances; a
 line "atomic variant: N kernels ..." says how many kernels it builds with
 the atomic combine (the rest are the ordered combine again; a file with
@@ -90,6 +94,9 @@ def run_file(args, src, sos):
            "--workdir", args.workdir, "--seed", str(args.seed),
            "--trials", str(args.trials if generated else args.example_trials),
            "--sizes", args.sizes or ("random" if generated else "examples")]
+    if not generated:
+        for ds in args.dims:
+            cmd += ["--dims", ds]
     for v, so in sos.items():
         cmd += ["--so", "%s=%s" % (v, so)]
     env = dict(os.environ)
@@ -157,6 +164,8 @@ def main():
     ap.add_argument("--block-order", default="forward,reverse",
                     help="orders the emulator runs blocks in (FZ_EMU_BLOCK_ORDER), one per file by name")
     ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
+    ap.add_argument("--dims", action="append", default=[], metavar="N=3,M=999",
+                    help="fixed dims for --file and --examples fns, one set per trial in turn")
     ap.add_argument("--sizes", choices=sorted(POOLS),
                     help="dim sizes (default: random for generated programs, examples for the others)")
     # worker mode (internal)
@@ -308,6 +317,16 @@ def dims_for(rng, fn, sizes, trial):
     return {s: 1 for s in fn["syms"]}
 
 
+def fixed_dims(fn, spec):
+    """The fn's dims from one --dims set: N=3,M=999 (other names ignored,
+    a dim left out is 1)."""
+    given = {}
+    for kv in spec.split(","):
+        k, _, v = kv.partition("=")
+        given[k.strip()] = int(v)
+    return {s: given.get(s, 1) for s in fn["syms"]}
+
+
 def make_input(np, rng, p, d):
     shp = tuple(d[x] if isinstance(x, str) else x for x in p.get("shape", []))
     g = np.random.default_rng(rng.randrange(1 << 30))
@@ -338,7 +357,10 @@ def worker(args):
         name = fn["name"]
         fn["body_dtypes"] = body_dtypes(text, name)
         for trial in range(args.trials):
-            d = dims_for(rng, fn, args.sizes, trial)
+            if args.dims:
+                d = fixed_dims(fn, args.dims[trial % len(args.dims)])
+            else:
+                d = dims_for(rng, fn, args.sizes, trial)
             print("BEGIN %s dims %s" % (name, d), flush=True)
             problems = run_fn(np, args, libs, src, fn, d, rng, tag, trial)
             if problems is None:

@@ -705,6 +705,14 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
     S.msg[0] = 0;
     S.failed = 0;
     S.cur = -1;
+    /* FZ_EMU_TRACE=FILE: append the name of every launched kernel, so a
+     * test can check which variant the launcher picked */
+    if (const char *trace = getenv("FZ_EMU_TRACE")) {
+        if (FILE *tf = fopen(trace, "a")) {
+            fprintf(tf, "%s\n", name);
+            fclose(tf);
+        }
+    }
     unsigned long long nt = (unsigned long long)block.x * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
         grid.z > 65535 || nt == 0 || nt > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
