@@ -1581,8 +1581,10 @@ static int plan_variants(KCtx *c, Variant *v)
         if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
             /* static row: one exactly sized on-chip variant.  A length
              * that is not a whole number of vectors takes the windowed
-             * body (its span grows by up to V - 1 elements), then the
-             * element-wise one for pointers that do not share the shift */
+             * body where that pays (row_window_pays; its span grows by up
+             * to V - 1 elements), then the element-wise one for pointers
+             * that do not share the shift; elsewhere the element-wise one
+             * alone */
             int vw = row_vec_width(c);
             int tpr = fuse_row_threads(rl, 16 / vw);
             int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
