@@ -1401,6 +1401,20 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
+/* the exactly sized variant of a static row: span elements (the row, plus
+ * V - 1 when windowed) over tpr threads, vw a vector */
+static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr, int vw, int64_t span, int sh,
+                           const char *suffix)
+{
+    int cap = (int)((span + tpr - 1) / tpr);
+    cap = (cap + vw - 1) / vw * vw;
+    if (cap < vw)
+        cap = vw;
+    add_variant(k, v, n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, suffix);
+    v[*n - 1].vw = vw;
+    v[*n - 1].sh = sh;
+}
+
 static int need_decompose(const KCtx *c);
 static int cols_vec_width(KCtx *c);
 static int red_state_bytes(const IrNode *n);
@@ -1471,6 +1485,29 @@ static int reads_per_column(const KCtx *c)
  * offsets, with the group indices named, read the same), and the launcher
  * checks that their pointers are congruent modulo the vector. */
 static int depends_on_red(KCtx *c, const IrNode *n);
+
+/* The row-shaped accesses of a cached row kernel: i counts the collected
+ * accesses, then the outputs.  1 for a cached input or an element output
+ * the output pass stores as vectors, with *x its access and ptr its
+ * pointer's name (in<b> or out<i>); 0 for the others. */
+static int row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen)
+{
+    if (i < c->nacc) {
+        if (!acc_cached(c, &c->acc[i]))
+            return 0;
+        *x = c->acc[i];
+        snprintf(ptr, ptrlen, "in%d", c->inbuf[x->node->id]);
+        return 1;
+    }
+    i -= c->nacc;
+    if (!out_is_elem(c, i) || !depends_on_red(c, c->k->outputs[i]))
+        return 0;
+    x->node = c->k->outputs[i];
+    out_map(c, x->node, x->map);
+    snprintf(ptr, ptrlen, "out%d", i);
+    return 1;
+}
+
 static int row_windowable(KCtx *c)
 {
     if (row_vec_width(c) <= 1)
@@ -1486,20 +1523,11 @@ static int row_windowable(KCtx *c)
     }
     Buf first = {0};
     int ok = 1, any = 0;
-    for (int a = 0; ok && a <= c->nacc + c->k->noutputs; a++) {
+    for (int a = 0; ok && a < c->nacc + c->k->noutputs; a++) {
         Access x;
-        if (a < c->nacc) {
-            if (!acc_cached(c, &c->acc[a]))
-                continue;
-            x = c->acc[a];
-        } else if (a - c->nacc < c->k->noutputs) {
-            int i = a - c->nacc;
-            if (!out_is_elem(c, i) || !depends_on_red(c, c->k->outputs[i]))
-                continue;
-            x.node = c->k->outputs[i];
-            out_map(c, c->k->outputs[i], x.map);
-        } else
-            break;
+        char ptr[32];
+        if (!row_shaped(c, a, &x, ptr, sizeof ptr))
+            continue;
         Buf off = {0};
         acc_offset(c, &x, "I", &off);
         if (!any)
@@ -1530,8 +1558,10 @@ static int row_windowable(KCtx *c)
  *   softmax at 77 and 333 159.7 and 157.9 against 175.4 and 161.5,
  *   layernorm 165.3 and 136.0 against 174.5 and 163.3, rmsnorm 149.1 and
  *   134.4 against 154.9 and 138.5.
- * The causes of the split were not isolated (the windowed bodies hold 8 to
- * 25 more registers; layernorm reads g and b an element at a time in them). */
+ * The causes of the split were not isolated (in f32 softmax, layernorm and
+ * rmsnorm the windowed variants took 8 to 19 more registers than the
+ * aligned ones of the same shape, ptxas sm_90; layernorm reads g and b an
+ * element at a time in them). */
 static int row_window_pays(const KCtx *c, int64_t len)
 {
     return len > 1024 || (len > 512 && !reads_per_column(c));
@@ -1588,17 +1618,9 @@ static int plan_variants(KCtx *c, Variant *v)
             int vw = row_vec_width(c);
             int tpr = fuse_row_threads(rl, 16 / vw);
             int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
-            for (int pass = 0; pass < 1 + win; pass++) {
-                int w = pass == 0 && (rl % vw == 0 || win) ? vw : 1;
-                int64_t span = pass == 0 && win ? rl + vw - 1 : rl;
-                int cap = (int)((span + tpr - 1) / tpr);
-                cap = (cap + w - 1) / w * w;
-                if (cap < w)
-                    cap = w;
-                add_variant(k, v, &n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, pass ? "_row1" : "_row");
-                v[n - 1].vw = w;
-                v[n - 1].sh = pass == 0 && win;
-            }
+            add_static_row(k, v, &n, i64, tpr, rl % vw == 0 || win ? vw : 1, win ? rl + vw - 1 : rl, win, "_row");
+            if (win)
+                add_static_row(k, v, &n, i64, tpr, 1, rl, 0, "_row1");
         } else if (k->kind == KK_ROW && cache && rl < 0) {
             /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
              * 32768 elements (as the static rows), picked at launch.  Rows
@@ -3526,18 +3548,12 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                      * offset modulo the vector, so one shift serves them all
                      * (checked once); the row plus its shift fits */
                     int first = 1;
-                    for (int a = 0; !win_checked && a <= c->nacc + k->noutputs; a++) {
+                    for (int a = 0; !win_checked && a < c->nacc + k->noutputs; a++) {
+                        Access x;
                         char p[32];
-                        int sz;
-                        if (a < c->nacc && acc_cached(c, &c->acc[a])) {
-                            snprintf(p, sizeof p, "in%d", c->inbuf[c->acc[a].node->id]);
-                            sz = dtype_size(MDT(c, c->acc[a].node));
-                        } else if (a >= c->nacc && a - c->nacc < k->noutputs && out_is_elem(c, a - c->nacc) &&
-                                   depends_on_red(c, k->outputs[a - c->nacc])) {
-                            snprintf(p, sizeof p, "out%d", a - c->nacc);
-                            sz = dtype_size(MDT(c, k->outputs[a - c->nacc]));
-                        } else
+                        if (!row_shaped(c, a, &x, p, sizeof p))
                             continue;
+                        int sz = dtype_size(MDT(c, x.node));
                         if (first)
                             buf_printf(b, "    const uintptr_t rsh = (uintptr_t)%s / %d %% %d;\n"
                                           "    int rwin = (uintptr_t)%s %% %d == 0;\n", p, sz, v[i].vw, p, sz);
