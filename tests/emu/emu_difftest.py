@@ -20,7 +20,10 @@ order from --block-order (reverse: block 0 finishes last).  Each
 variant's `_packed` entry runs through ctypes on exact-size numpy buffers,
 results poisoned (NaN, or a finite sentinel, alternating by variant), and is
 compared with `fusec --emit=eval`; an input it wrote is a failure too.
-Odd trials misalign every buffer by one element (the scalar load paths).
+Odd trials misalign every buffer by one element (the scalar load paths);
+with --misalign odd-buffers only every second buffer (parameters, then
+results, counted from 0: the 2nd, 4th, ...), so aligned and misaligned
+pointers meet in one call.
 --dims (repeatable) replaces the random dims of --file and --examples fns:
 each trial takes the next set in turn (a fn ignores names it has none of
 and takes 1 for a dim the set leaves out), so a test can reach chosen
@@ -80,7 +83,10 @@ def build(args, src, tag, flags):
     if r.returncode != 0:
         return None, "fusec failed: " + r.stderr.strip()[:400]
     so = base + ".so"
-    extra = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"] if args.asan else []
+    # with ASan, a 16-byte vector access at a misaligned address is an error
+    # too (it faults on the GPU; x86 would read it without complaint)
+    extra = ["-fsanitize=address,alignment", "-fno-sanitize-recover=alignment", "-fno-omit-frame-pointer",
+             "-g"] if args.asan else []
     r = subprocess.run(["sh", os.path.join(HERE, "emu-build.sh"), cu, so, *extra], capture_output=True, text=True)
     if r.returncode != 0:
         return None, "emulator build failed: " + r.stderr.strip()[:1200]
@@ -93,7 +99,8 @@ def run_file(args, src, sos):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", src, "--fusec", args.fusec,
            "--workdir", args.workdir, "--seed", str(args.seed),
            "--trials", str(args.trials if generated else args.example_trials),
-           "--sizes", args.sizes or ("random" if generated else "examples")]
+           "--sizes", args.sizes or ("random" if generated else "examples"),
+           "--misalign", args.misalign]
     if not generated:
         for ds in args.dims:
             cmd += ["--dims", ds]
@@ -163,9 +170,11 @@ def main():
     ap.add_argument("--sms", default="1,2,3,5", help="multiprocessor counts to emulate, one per file by name")
     ap.add_argument("--block-order", default="forward,reverse",
                     help="orders the emulator runs blocks in (FZ_EMU_BLOCK_ORDER), one per file by name")
-    ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address (OOB accesses)")
+    ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address,alignment (OOB and misaligned accesses)")
     ap.add_argument("--dims", action="append", default=[], metavar="N=3,M=999",
                     help="fixed dims for --file and --examples fns, one set per trial in turn")
+    ap.add_argument("--misalign", choices=("all", "odd-buffers"), default="all",
+                    help="odd trials shift every buffer one element, or only every second one")
     ap.add_argument("--sizes", choices=sorted(POOLS),
                     help="dim sizes (default: random for generated programs, examples for the others)")
     # worker mode (internal)
@@ -384,6 +393,15 @@ def placed(np, a, shift):
     return out
 
 
+def shift_of(args, trial, k):
+    """the element shift of buffer k (tensor parameters, then results) in
+    this trial: odd trials shift every buffer, or with --misalign
+    odd-buffers only those at odd k"""
+    if trial % 2 == 0:
+        return 0
+    return 1 if args.misalign == "all" or k % 2 == 1 else 0
+
+
 def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
     name = fn["name"]
     work = os.path.join(args.workdir, "%s_%s_%d" % (tag, name, trial))
@@ -403,7 +421,7 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
         path = os.path.join(work, p["name"] + ".npy")
         np.save(path, a)
         files += ["--input", "%s=%s" % (p["name"], path)]
-        tensors.append(placed(np, a, trial % 2))
+        tensors.append(placed(np, a, shift_of(args, trial, len(tensors))))
     outdir = os.path.join(work, "ref")
     r = subprocess.run([args.fusec, "--emit=eval", "--fn", name, *files, "--output-dir", outdir, src],
                        capture_output=True, text=True)
@@ -432,7 +450,7 @@ def run_fn(np, args, libs, src, fn, d, rng, tag, trial):
                 o = np.full(shp, vi % 2 == 1, np.bool_)
             else:
                 o = np.full(shp, -123456789 - vi, dt)
-            outs.append(placed(np, o, trial % 2))
+            outs.append(placed(np, o, shift_of(args, trial, len(tensors) + len(outs))))
         bufs = tensors + outs
         ptrs = (ctypes.c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
         sc = (ctypes.c_double * max(1, len(scalars)))(*(scalars or [0.0]))
