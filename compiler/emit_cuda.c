@@ -89,6 +89,8 @@ typedef struct KCtx {
     int vec;                     /* vector mode: full accesses read va<k>.v[j] */
     int wrapv;                   /* the loop's wrapping vector body: a vector may
                                   * run past the end of the innermost group */
+    int loopbv;                  /* the loop's `_v` body: its vector width, and
+                                  * broadcast inputs read vc<a>.v[j] (acc_loopbv) */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
     int subwarp;                 /* a cached row variant shares warps between rows
                                   * (TPR < 32): loops and shuffles stay warp-uniform */
@@ -495,6 +497,25 @@ static int acc_rowvec(const KCtx *c, const Access *a, int vw)
     return vw > 1 && dtype_size(MDT(c, a->node)) * vw <= 16 && acc_per_column(c, a);
 }
 
+/* The loop kernel's `_v` body: an input that is broadcast (not full) but
+ * varies along the innermost group, like bias_relu's b[M] against x[N, M],
+ * is V consecutive elements at every vector step: the innermost group holds
+ * whole vectors there, so its offset is a multiple of V, and one aligned
+ * vector load replaces V scalar ones (the kernel tests the pointer). */
+static int acc_loopbv(const KCtx *c, const Access *a, int V)
+{
+    if (V <= 1 || c->ng <= 1 || c->role[a->node->id] != 'i' || acc_full(c, a) ||
+        dtype_size(MDT(c, a->node)) * V > 16)
+        return 0;
+    int p = acc_dim(a, c->glast[c->ng - 1]);
+    if (p < 0)
+        return 0;
+    for (int i = p + 1; i < a->node->shape.rank; i++)
+        if (a->node->shape.dims[i].size != 1)
+            return 0; /* not stride 1 along the vector */
+    return 1;
+}
+
 /* the collected access of (n, map); every read was collected up front */
 static int acc_index(const KCtx *c, const IrNode *n, const int8_t *map)
 {
@@ -860,6 +881,8 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         int converted = 0; /* the row cache holds values already in the compute type */
         if (c->vec && acc_full(c, &c->acc[a]))
             buf_printf(&e, "va%d%s.v[j]", a, c->sfx ? c->sfx : "");
+        else if (c->vec && c->loopbv && acc_loopbv(c, &c->acc[a], c->loopbv))
+            buf_printf(&e, "vc%d%s.v[j]", a, c->sfx ? c->sfx : "");
         else if (c->rowcache && acc_cached(c, &c->acc[a])) {
             buf_printf(&e, "xc%d[k]", a);
             converted = 1;
@@ -1858,6 +1881,25 @@ static void loop_vec_loads(KCtx *c, int V, const char *iv, const char *sfx, int 
         if (acc_full(c, &c->acc[a]))
             line(c, "const fz_vec<%s, %d> va%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", stype(MDT(c, c->acc[a].node)),
                  V, a, sfx, stype(MDT(c, c->acc[a].node)), V, c->inbuf[c->acc[a].node->id], iv);
+    for (int a = 0; c->loopbv && a < c->nacc; a++) {
+        if (!acc_loopbv(c, &c->acc[a], V))
+            continue;
+        /* a broadcast input along the vector: whole when its pointer is
+         * aligned (a uniform test), else an element at a time */
+        const char *st = stype(MDT(c, c->acc[a].node));
+        int ib = c->inbuf[c->acc[a].node->id];
+        Buf off = {0};
+        acc_offset(c, &c->acc[a], "I", &off);
+        line(c, "fz_vec<%s, %d> vc%d%s;", st, V, a, sfx);
+        line(c, "if ((unsigned long long)in%d %% %d == 0) {", ib, V * dtype_size(MDT(c, c->acc[a].node)));
+        line(c, "    vc%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", a, sfx, st, V, ib, off.data);
+        line(c, "} else {");
+        line(c, "    #pragma unroll");
+        line(c, "    for (int j = 0; j < %d; j++)", V);
+        line(c, "        vc%d%s.v[j] = in%d[%s + j];", a, sfx, ib, off.data);
+        line(c, "}");
+        buf_free(&off);
+    }
     c->sfx = NULL;
 }
 
@@ -1963,6 +2005,7 @@ static void emit_loop_vec_body(KCtx *c, int V, const char *ps, const char *n, in
     line(c, "for (; i + stride < nv; i += 2 * stride) {");
     open_scope(c);
     line(c, "const I i_b = i + stride;");
+    c->loopbv = wrap ? 0 : V;
     loop_vec_loads(c, V, "i", "", dec);
     loop_vec_loads(c, V, "i_b", "_b", dec);
     c->wrapv = wrap;
@@ -1976,6 +2019,7 @@ static void emit_loop_vec_body(KCtx *c, int V, const char *ps, const char *n, in
     c->wrapv = wrap;
     loop_vec_compute(c, V, "i", "");
     c->wrapv = 0;
+    c->loopbv = 0;
     close_scope(c);
     if (tail) {
         line(c, "for (I i = nv + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {");

@@ -406,11 +406,13 @@ int main(void)
     emit_cuda_launchers(&l, plans, np, &o);
     emit_cuda_kernel_names(&names, plans, np, &o);
 
-    /* loop kernels: vector variant with 16-byte accesses, bias by group index */
+    /* loop kernels: vector variant with 16-byte accesses; the bias, indexed
+     * by the column group, is one vector when aligned, else element loads */
     CHECK(contains(&k, "fz_vec<float, 4> va0"), "bias_relu has no float4 loads");
     CHECK(contains(&k, "extern \"C\" __global__ void __launch_bounds__(256) bias_relu_k0_loop_v("),
           "bias_relu vector variant missing");
-    CHECK(contains(&k, "in1[((gi1 + j))]"), "bias not indexed by the column group");
+    CHECK(contains(&k, "vc1 = *(const fz_vec<float, 4> *)(in1 + (gi1));"), "bias not a vector at the column group");
+    CHECK(contains(&k, "vc1.v[j] = in1[(gi1) + j];"), "misaligned bias not read by element");
     CHECK(!contains(&k, "% gs"), "modulo in loop indexing");
     CHECK(contains(&k, "fz_vec<fz_u16, 8>"), "f16 chain not vectorised to f32 width");
     CHECK(contains(&k, "fz_max(v"), "elementwise max must propagate NaN");
