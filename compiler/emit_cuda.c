@@ -98,6 +98,9 @@ typedef struct KCtx {
     int rowvw;                   /* row mode: row-only inputs read vb<a>.v[j] (acc_rowvec) */
     int window;                  /* the cached row body takes SH: rows at any element
                                   * offset read as aligned vectors (row_windowable) */
+    int loopvec;                 /* the looped row body reads V-element vectors
+                                  * (`_rlv_body`, the `_blockv` variant) */
+    int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
@@ -883,6 +886,8 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
             buf_printf(&e, "va%d%s.v[j]", a, c->sfx ? c->sfx : "");
         else if (c->vec && c->loopbv && acc_loopbv(c, &c->acc[a], c->loopbv))
             buf_printf(&e, "vc%d%s.v[j]", a, c->sfx ? c->sfx : "");
+        else if (c->loopvld && acc_cached(c, &c->acc[a]))
+            buf_printf(&e, "t%d.v[j]", a);
         else if (c->rowcache && acc_cached(c, &c->acc[a])) {
             buf_printf(&e, "xc%d[k]", a);
             converted = 1;
@@ -1742,6 +1747,16 @@ static int plan_variants(KCtx *c, Variant *v)
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
+        /* rows past the on-chip ones, when they are whole aligned vectors
+         * and few (the launcher): the looped body with 16-byte accesses.
+         * Element loads (_block) keep few bytes in flight: on the H200,
+         * softmax over rows of 65536 spent 49 of 53 cycles an instruction
+         * waiting on memory, at 75% of DRAM bandwidth (ncu) */
+        int lvw = row_vec_width(c);
+        if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
+            add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
+            v[n - 1].vw = lvw;
+        }
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
     }
     return n;
@@ -2280,9 +2295,82 @@ static void row_vec_loads(KCtx *c, int vw, Buf *body)
         buf_puts(c->out, body->data);
 }
 
+static int depends_on_red(KCtx *c, const IrNode *n);
+static int out_is_elem(KCtx *c, int i);
+/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
+ * vectors, checked by the launcher): each lane reads V-element vectors of
+ * the row-shaped inputs at rb, rb + TPR * V, ... (16 bytes a load instead
+ * of 4), the per-column inputs as vectors at rb (row_vec_loads), and the
+ * final pass stores V-element vectors. */
+static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
+{
+    RoundCtx *rc = ctx;
+    int V = c->loopvec;
+    int vs = rc->final;
+    int window = c->window; /* a windowed twin's flag: not this body's */
+    c->window = 0;
+    line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
+    open_scope(c);
+    decompose(c, "rb", 1);
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a])) {
+            Buf off = {0};
+            const char *st = stype(MDT(c, c->acc[a].node));
+            acc_offset(c, &c->acc[a], "I", &off);
+            line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st,
+                 c->inbuf[c->acc[a].node->id], off.data);
+            buf_free(&off);
+        }
+    for (int i = 0; vs && i < c->k->noutputs; i++)
+        if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
+            line(c, "fz_vec<%s, V> vo%d;", stype(MDT(c, c->k->outputs[i])), i);
+    /* the element loop goes to `body` first: the per-column vectors it
+     * reads are declared in front of it (row_vec_loads) */
+    Buf body = {0};
+    Buf *outer = c->out;
+    c->out = &body;
+    line(c, "#pragma unroll");
+    line(c, "for (int j = 0; j < V; j++) {");
+    open_scope(c);
+    line(c, "const I r = rb + j;");
+    decompose(c, "r", 1);
+    c->loopvld = 1;
+    c->vecstore = vs;
+    c->rowvw = V;
+    fn(c, ctx);
+    c->loopvld = 0;
+    c->vecstore = 0;
+    c->rowvw = 0;
+    close_scope(c);
+    c->out = outer;
+    row_vec_loads(c, V, &body);
+    buf_free(&body);
+    if (vs) {
+        int g = c->ng - 1;
+        const char *saved = c->gi[g];
+        c->gi[g] = "rb";
+        for (int i = 0; i < c->k->noutputs; i++)
+            if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i])) {
+                Access a = {c->k->outputs[i], {0}};
+                out_map(c, c->k->outputs[i], a.map);
+                Buf off = {0};
+                acc_offset(c, &a, "I", &off);
+                line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i, off.data, i);
+                buf_free(&off);
+            }
+        c->gi[g] = saved;
+    }
+    close_scope(c);
+    c->window = window;
+}
+
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
+    if (!cached && c->loopvec) {
+        row_elem_loop_vec(c, fn, ctx);
+        return;
+    }
     int vs = cached && rc->final && row_vec_width(c) > 1;
     int vw = cached ? row_vec_width(c) : 1;
     Buf body = {0};
@@ -2513,9 +2601,12 @@ static void emit_row_body(KCtx *c, int cached)
     reset_point(c);
     if (cached)
         line(c, "template <class I, int TPR, int CAP, int BS, int V%s>", c->window ? ", bool SH" : "");
+    else if (c->loopvec)
+        line(c, "template <class I, int TPR, int BS, int V>");
     else
         line(c, "template <class I, int TPR, int BS>");
-    line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name, cached ? "rc" : "rl", ps.data);
+    line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name,
+         cached ? "rc" : c->loopvec ? "rlv" : "rl", ps.data);
     line(c, "{");
     open_scope(c);
     emit_group_sizes(c);
@@ -3258,7 +3349,10 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
                      v[i].vw, as.data);
             break;
         case VK_ROW_L:
-            line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
+            if (v[i].vw > 1)
+                line(c, "    %s_rlv_body<%s, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw, as.data);
+            else
+                line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
         case VK_SCALAR: line(c, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
         case VK_COLS: line(c, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
@@ -3310,6 +3404,13 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                 if (cached)
                     emit_row_body(&c, 1);
                 emit_row_body(&c, 0);
+                for (int i = 0; i < nv; i++)
+                    if (v[i].kind == VK_ROW_L && v[i].vw > 1) {
+                        c.loopvec = v[i].vw;
+                        emit_row_body(&c, 0);
+                        c.loopvec = 0;
+                        break;
+                    }
             }
             emit_wrappers(&c, v, nv, kindex);
             kindex += nv;
@@ -3626,6 +3727,30 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             } else if (v[i].tpr == 32) {
                 buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
                 buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+            } else if (v[i].vw > 1) {
+                /* the looped body with vectors: rows of whole aligned vectors,
+                 * when there are too few rows to fill the machine.  On the
+                 * H200 (2^26 f32 elements) it took softmax, layernorm and
+                 * rmsnorm at 262144 (256 rows) from 471, 501, 330 us to 401,
+                 * 332, 225, and at 131072 (512 rows) from 318, 329, 236 to
+                 * 320, 316, 223; with rows enough for a full wave it was
+                 * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
+                 * 40000: 284 -> 328 softmax), cause not isolated */
+                buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
+                for (int a = 0; a < c->nacc; a++)
+                    if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], v[i].vw))
+                        buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
+                                   c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(MDT(c, c->acc[a].node)));
+                for (int o = 0; o < k->noutputs; o++)
+                    if (out_is_elem(c, o) && depends_on_red(c, k->outputs[o]))
+                        buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
+                                   v[i].vw * dtype_size(MDT(c, k->outputs[o])));
+                buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4) {\n", i);
+                buf_puts(b, "        blocks = nrows;\n");
+                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "256");
+                buf_puts(b, "    }\n");
+                continue;
             } else {
                 /* the last resort: any row length, int64 indices */
                 buf_puts(b, "    blocks = nrows;\n");
