@@ -2297,6 +2297,48 @@ static void row_vec_loads(KCtx *c, int vw, Buf *body)
 
 static int depends_on_red(KCtx *c, const IrNode *n);
 static int out_is_elem(KCtx *c, int i);
+/* The output pass of a row body with vector stores: each element output
+ * that needs the row's reductions goes out as the V-element vector vo<i>
+ * at rb (the reduced group's index); in a windowed body (SH) a partial
+ * first or last vector goes an element at a time. */
+static void row_vec_stores(KCtx *c)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "rb";
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i])) {
+            Access a = {c->k->outputs[i], {0}};
+            out_map(c, c->k->outputs[i], a.map);
+            Buf off = {0};
+            acc_offset(c, &a, "I", &off);
+            if (!c->window) {
+                line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
+                     off.data, i);
+                buf_free(&off);
+                continue;
+            }
+            const char *RR = c->subwarp ? "Rr" : "R";
+            line(c, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
+            line(c, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
+                 off.data, i);
+            line(c, "else {");
+            open_scope(c);
+            c->gi[g] = "(rb + j)";
+            Buf offj = {0};
+            acc_offset(c, &a, "I", &offj);
+            c->gi[g] = "rb";
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++)");
+            line(c, "    if (rb + j >= 0 && rb + j < %s)", RR);
+            line(c, "        out%d[%s] = vo%d.v[j];", i, offj.data, i);
+            buf_free(&offj);
+            close_scope(c);
+            buf_free(&off);
+        }
+    c->gi[g] = saved;
+}
+
 /* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
  * vectors, checked by the launcher): each lane reads V-element vectors of
  * the row-shaped inputs at rb, rb + TPR * V, ... (16 bytes a load instead
@@ -2345,21 +2387,8 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     c->out = outer;
     row_vec_loads(c, V, &body);
     buf_free(&body);
-    if (vs) {
-        int g = c->ng - 1;
-        const char *saved = c->gi[g];
-        c->gi[g] = "rb";
-        for (int i = 0; i < c->k->noutputs; i++)
-            if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i])) {
-                Access a = {c->k->outputs[i], {0}};
-                out_map(c, c->k->outputs[i], a.map);
-                Buf off = {0};
-                acc_offset(c, &a, "I", &off);
-                line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i, off.data, i);
-                buf_free(&off);
-            }
-        c->gi[g] = saved;
-    }
+    if (vs)
+        row_vec_stores(c);
     close_scope(c);
     c->window = window;
 }
@@ -2420,43 +2449,8 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
             row_vec_loads(c, vw, &body);
             buf_free(&body);
         }
-        if (vs) {
-            /* the vectors start at rb: the reduced group's index */
-            int g = c->ng - 1;
-            const char *saved = c->gi[g];
-            c->gi[g] = "rb";
-            for (int i = 0; i < c->k->noutputs; i++)
-                if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i])) {
-                    Access a = {c->k->outputs[i], {0}};
-                    out_map(c, c->k->outputs[i], a.map);
-                    Buf off = {0};
-                    acc_offset(c, &a, "I", &off);
-                    if (!c->window) {
-                        line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
-                             off.data, i);
-                        buf_free(&off);
-                        continue;
-                    }
-                    const char *RR = c->subwarp ? "Rr" : "R";
-                    line(c, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
-                    line(c, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
-                         off.data, i);
-                    line(c, "else {");
-                    open_scope(c);
-                    c->gi[g] = "(rb + j)";
-                    Buf offj = {0};
-                    acc_offset(c, &a, "I", &offj);
-                    c->gi[g] = "rb";
-                    line(c, "#pragma unroll");
-                    line(c, "for (int j = 0; j < V; j++)");
-                    line(c, "    if (rb + j >= 0 && rb + j < %s)", RR);
-                    line(c, "        out%d[%s] = vo%d.v[j];", i, offj.data, i);
-                    buf_free(&offj);
-                    close_scope(c);
-                    buf_free(&off);
-                }
-            c->gi[g] = saved;
-        }
+        if (vs)
+            row_vec_stores(c);
         close_scope(c);
     }
     close_scope(c);
@@ -3491,6 +3485,23 @@ static void host_cols_sizes(KCtx *c, Buf *b)
  * numbers from dims, pick the variant (alignment, row length, int32 range)
  * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
  * test is done here, on the host, once per call. */
+
+/* Launcher: `int rvec<i>` says whether variant i's 16-byte row accesses
+ * hold: rows of whole vw-element vectors, every row-shaped and per-column
+ * input and every vector-stored output aligned. */
+static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
+{
+    buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, vw);
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], vw))
+            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i, c->inbuf[c->acc[a].node->id],
+                       vw * dtype_size(MDT(c, c->acc[a].node)));
+    for (int o = 0; o < c->k->noutputs; o++)
+        if (out_is_elem(c, o) && depends_on_red(c, c->k->outputs[o]))
+            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
+                       vw * dtype_size(MDT(c, c->k->outputs[o])));
+}
+
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -3711,15 +3722,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
                 } else if (v[i].vw > 1) {
                     /* 16-byte row accesses: whole vectors per row, aligned rows */
-                    buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
-                    for (int a = 0; a < c->nacc; a++)
-                        if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], v[i].vw))
-                            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
-                                       c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(MDT(c, c->acc[a].node)));
-                    for (int o = 0; o < k->noutputs; o++)
-                        if (out_is_elem(c, o) && depends_on_red(c, k->outputs[o]))
-                            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
-                                       v[i].vw * dtype_size(MDT(c, k->outputs[o])));
+                    host_row_vec_check(c, b, i, v[i].vw);
                     buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
                 } else
                     buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
@@ -3736,15 +3739,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                  * 320, 316, 223; with rows enough for a full wave it was
                  * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
                  * 40000: 284 -> 328 softmax), cause not isolated */
-                buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, v[i].vw);
-                for (int a = 0; a < c->nacc; a++)
-                    if (acc_cached(c, &c->acc[a]) || acc_rowvec(c, &c->acc[a], v[i].vw))
-                        buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i,
-                                   c->inbuf[c->acc[a].node->id], v[i].vw * dtype_size(MDT(c, c->acc[a].node)));
-                for (int o = 0; o < k->noutputs; o++)
-                    if (out_is_elem(c, o) && depends_on_red(c, k->outputs[o]))
-                        buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
-                                   v[i].vw * dtype_size(MDT(c, k->outputs[o])));
+                host_row_vec_check(c, b, i, v[i].vw);
                 buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4) {\n", i);
                 buf_puts(b, "        blocks = nrows;\n");
                 buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
