@@ -3481,11 +3481,6 @@ static void host_cols_sizes(KCtx *c, Buf *b)
     }
 }
 
-/* The stub of one kernel (emit.h): recompute the group sizes and magic
- * numbers from dims, pick the variant (alignment, row length, int32 range)
- * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
- * test is done here, on the host, once per call. */
-
 /* Launcher: `int rvec<i>` says whether variant i's 16-byte row accesses
  * hold: rows of whole vw-element vectors, every row-shaped and per-column
  * input and every vector-stored output aligned. */
@@ -3502,6 +3497,10 @@ static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
                        vw * dtype_size(MDT(c, c->k->outputs[o])));
 }
 
+/* The stub of one kernel (emit.h): recompute the group sizes and magic
+ * numbers from dims, pick the variant (alignment, row length, int32 range)
+ * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
+ * test is done here, on the host, once per call. */
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
