@@ -2248,8 +2248,9 @@ struct RoundCtx {
 static int depends_on_red(KCtx *c, const IrNode *n);
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
- * access that body reads (vb<a>.v[j]); then the body. */
-static void row_vec_loads(KCtx *c, int vw, Buf *body)
+ * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
+ * cached body, whose vector at rb may be partial (SH). */
+static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
 {
     int g = c->ng - 1;
     const char *saved = c->gi[g];
@@ -2263,7 +2264,7 @@ static void row_vec_loads(KCtx *c, int vw, Buf *body)
         const char *st = stype(MDT(c, c->acc[a].node));
         int ib = c->inbuf[c->acc[a].node->id];
         acc_offset(c, &c->acc[a], "I", &off);
-        if (!c->window) {
+        if (!sh) {
             line(c, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib, off.data);
             buf_free(&off);
             continue;
@@ -2299,9 +2300,9 @@ static int depends_on_red(KCtx *c, const IrNode *n);
 static int out_is_elem(KCtx *c, int i);
 /* The output pass of a row body with vector stores: each element output
  * that needs the row's reductions goes out as the V-element vector vo<i>
- * at rb (the reduced group's index); in a windowed body (SH) a partial
- * first or last vector goes an element at a time. */
-static void row_vec_stores(KCtx *c)
+ * at rb (the reduced group's index); in a windowed body (sh, the template
+ * flag SH) a partial first or last vector goes an element at a time. */
+static void row_vec_stores(KCtx *c, int sh)
 {
     int g = c->ng - 1;
     const char *saved = c->gi[g];
@@ -2312,7 +2313,7 @@ static void row_vec_stores(KCtx *c)
             out_map(c, c->k->outputs[i], a.map);
             Buf off = {0};
             acc_offset(c, &a, "I", &off);
-            if (!c->window) {
+            if (!sh) {
                 line(c, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
                      off.data, i);
                 buf_free(&off);
@@ -2349,8 +2350,6 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     RoundCtx *rc = ctx;
     int V = c->loopvec;
     int vs = rc->final;
-    int window = c->window; /* a windowed twin's flag: not this body's */
-    c->window = 0;
     line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
     open_scope(c);
     decompose(c, "rb", 1);
@@ -2385,12 +2384,11 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     c->rowvw = 0;
     close_scope(c);
     c->out = outer;
-    row_vec_loads(c, V, &body);
+    row_vec_loads(c, V, 0, &body);
     buf_free(&body);
     if (vs)
-        row_vec_stores(c);
+        row_vec_stores(c, 0);
     close_scope(c);
-    c->window = window;
 }
 
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
@@ -2446,11 +2444,11 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         close_scope(c);
         if (outer) {
             c->out = outer;
-            row_vec_loads(c, vw, &body);
+            row_vec_loads(c, vw, c->window, &body);
             buf_free(&body);
         }
         if (vs)
-            row_vec_stores(c);
+            row_vec_stores(c, c->window);
         close_scope(c);
     }
     close_scope(c);
@@ -3739,11 +3737,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                  * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
                  * 40000: 284 -> 328 softmax), cause not isolated */
                 host_row_vec_check(c, b, i, v[i].vw);
-                buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4) {\n", i);
-                buf_puts(b, "        blocks = nrows;\n");
-                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
-                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "256");
-                buf_puts(b, "    }\n");
+                buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4)\n", i);
+                host_launch(b, "        ", base + i, &v[i], "(unsigned)nrows", "256");
                 continue;
             } else {
                 /* the last resort: any row length, int64 indices */
