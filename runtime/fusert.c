@@ -258,6 +258,23 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     return FUSERT_SUCCESS;
 }
 
+fusert_status fusert_kernel_cluster_width(void *fn, int *width)
+{
+    if (!fn || !width)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_kernel_cluster_width: %s is NULL",
+                                !fn ? "fn" : "width");
+    *width = 0;
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int v = 0;
+    /* a driver older than clusters rejects the attribute: no clusters */
+    if (d->FuncGetAttribute &&
+        d->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, (CUfunction)fn) == CUDA_SUCCESS)
+        *width = v;
+    return FUSERT_SUCCESS;
+}
+
 static _Atomic int sm_counts[FUSERT_MAX_DEVICES]; /* 0: not asked yet */
 
 fusert_status fusert_device_sm_count(int *count)

@@ -95,6 +95,10 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
                             unsigned by, unsigned bz, unsigned shared_bytes,
                             fusert_stream stream, void **params);
 
+/* The thread block cluster width a kernel was compiled with (its
+ * __cluster_dims__): 0 for none, or where the driver cannot say. */
+fusert_status fusert_kernel_cluster_width(void *fn, int *width);
+
 /* Multiprocessor count of the current device (cached per device). */
 fusert_status fusert_device_sm_count(int *count);
 

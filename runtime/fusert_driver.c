@@ -84,6 +84,10 @@ static void load_driver(void)
         void *p = dlsym(h, "cuStreamGetId");
         if (p)
             memcpy(&drv.StreamGetId, &p, sizeof p);
+        /* optional: without it no kernel reports a cluster width */
+        p = dlsym(h, "cuFuncGetAttribute");
+        if (p)
+            memcpy(&drv.FuncGetAttribute, &p, sizeof p);
     }
     CUresult r = drv.Init(0);
     if (r != CUDA_SUCCESS) {

@@ -42,6 +42,7 @@ typedef struct fusert_driver {
     CUresult (*StreamIsCapturing)(CUstream s, CUstreamCaptureStatus *st);
     /* optional (CUDA 12.0 drivers and later); NULL when missing */
     CUresult (*StreamGetId)(CUstream s, unsigned long long *id);
+    CUresult (*FuncGetAttribute)(int *v, CUfunction_attribute a, CUfunction f); /* optional */
 } fusert_driver;
 
 /* The loaded driver with cuInit(0) done, or NULL after recording

@@ -48,6 +48,23 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     return FUSERT_SUCCESS;
 }
 
+/* The cluster widths an sm_90 build has: the fake's kernels are their
+ * names, and the cluster variants say their width in it (_r65536c: 2). */
+fusert_status fusert_kernel_cluster_width(void *fn, int *width)
+{
+    const char *n = (const char *)fn;
+    size_t len = strlen(n);
+    *width = 0;
+    if (len > 9 && strcmp(n + len - 8, "_r65536c") == 0)
+        *width = 2;
+    else if (len > 10 && strcmp(n + len - 9, "_r131072c") == 0)
+        *width = 4;
+    else if (len > 10 && strcmp(n + len - 9, "_r262144c") == 0)
+        *width = 8;
+    printf("fake: cluster width of %s: %d\n", n, *width);
+    return FUSERT_SUCCESS;
+}
+
 fusert_status fusert_device_sm_count(int *count)
 {
     *count = 132;
