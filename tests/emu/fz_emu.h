@@ -62,6 +62,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
+#define __cluster_dims__(...) /* the width comes from FZ_EMU_KERNEL_CL */
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 
@@ -220,7 +221,7 @@ static inline void __threadfence_block(void) {}
 /* ---- the scheduler ------------------------------------------------------ */
 namespace fz_emu {
 
-enum { ST_READY, ST_BLOCK, ST_WARP, ST_DONE };
+enum { ST_READY, ST_BLOCK, ST_WARP, ST_DONE, ST_CLUSTER };
 enum { W_SYNC, W_XOR, W_IDX, W_DOWN, W_UP };
 static const char *const wkind_name[] = {"__syncwarp", "__shfl_xor_sync", "__shfl_sync",
                                          "__shfl_down_sync", "__shfl_up_sync"};
@@ -230,6 +231,8 @@ struct Fiber {
     char *stack;
     int state;
     int parity; /* which slot row the lane wrote at its current warp barrier */
+    int carrived; /* arrived at the cluster barrier, not yet waited */
+    int cwaits;   /* cluster barriers passed */
     uint3 idx;
 };
 struct Warp {
@@ -241,12 +244,14 @@ struct Warp {
     unsigned long long slot[2][32];
 };
 struct State {
-    Fiber *f;
+    Fiber *f;  /* the running block's threads (fa + rank * n) */
+    Fiber *fa; /* every thread of the cluster */
     int nalloc, n, cur;
+    int cl;    /* blocks per cluster */
     size_t stack_bytes;
     ucontext_t sched;
     int live, block_arrived, exited_barrier_ok;
-    Warp *w;
+    Warp *w, *wa; /* the running block's warps, every warp of the cluster */
     int nw_alloc;
     void (*body)(void *);
     void *arg;
@@ -413,6 +418,8 @@ static void fiber_main(void)
     S.body(S.arg);
     Fiber *me = &S.f[S.cur];
     int t = S.cur, wi = t >> 5;
+    if (me->carrived)
+        fail("thread %d exited after __cluster_barrier_arrive without __cluster_barrier_wait", t);
     me->state = ST_DONE;
     S.live--;
     S.w[wi].live &= ~(1u << (t & 31));
@@ -425,6 +432,7 @@ static void fiber_main(void)
     swapcontext(&me->ctx, &S.sched);
 }
 
+/* room for n threads (a cluster's blocks together) */
 static int grow(int n)
 {
     if (!S.stack_bytes) {
@@ -435,10 +443,10 @@ static int grow(int n)
         S.exited_barrier_ok = getenv("FZ_EMU_ALLOW_EXITED") != NULL;
     }
     if (n > S.nalloc) {
-        Fiber *nf = (Fiber *)realloc(S.f, sizeof(Fiber) * (size_t)n);
+        Fiber *nf = (Fiber *)realloc(S.fa, sizeof(Fiber) * (size_t)n);
         if (!nf)
             return 0;
-        S.f = nf;
+        S.fa = nf;
         for (int t = S.nalloc; t < n; t++) {
             size_t guard = 4096;
             char *m = (char *)mmap(NULL, S.stack_bytes + guard, PROT_READ | PROT_WRITE,
@@ -446,23 +454,23 @@ static int grow(int n)
             if (m == MAP_FAILED)
                 return 0;
             mprotect(m, guard, PROT_NONE); /* an overflow faults instead of corrupting */
-            S.f[t].stack = m + guard;
+            S.fa[t].stack = m + guard;
             S.nalloc = t + 1;
         }
     }
     int nw = (n + 31) / 32;
     if (nw > S.nw_alloc) {
-        Warp *w = (Warp *)realloc(S.w, sizeof(Warp) * (size_t)nw);
+        Warp *w = (Warp *)realloc(S.wa, sizeof(Warp) * (size_t)nw);
         if (!w)
             return 0;
-        S.w = w;
+        S.wa = w;
         S.nw_alloc = nw;
     }
     return 1;
 }
 
-/* Run one block; returns 0 on failure (message in S.msg). */
-static int run_block(int reverse)
+/* Set up the threads and warps of the block at S.f / S.w. */
+static void init_block(void)
 {
     int n = S.n;
     for (int t = 0; t < n; t++) {
@@ -473,6 +481,8 @@ static int run_block(int reverse)
         f->ctx.uc_link = NULL;
         makecontext(&f->ctx, fiber_main, 0);
         f->state = ST_READY;
+        f->carrived = 0;
+        f->cwaits = 0;
         f->idx.x = (unsigned)t % blockDim.x;
         f->idx.y = (unsigned)t / blockDim.x % blockDim.y;
         f->idx.z = (unsigned)t / (blockDim.x * blockDim.y);
@@ -486,6 +496,13 @@ static int run_block(int reverse)
     }
     S.live = n;
     S.block_arrived = 0;
+}
+
+/* Run the block at S.f until it ends (1), until every live thread waits at
+ * the cluster barrier (2), or a failure (0, message in S.msg). */
+static int step_block(int reverse)
+{
+    int n = S.n;
     for (;;) {
         int ran = 0;
         for (int k = 0; k < n; k++) {
@@ -502,26 +519,118 @@ static int run_block(int reverse)
         }
         if (S.live == 0)
             return 1;
-        if (!ran) { /* nobody can move: say who waits where */
-            int nb = 0, nwt = 0, wfirst = -1;
+        if (!ran) { /* nobody can move: the cluster barrier, or say who waits where */
+            int nb = 0, nwt = 0, ncl = 0, wfirst = -1;
             for (int t = 0; t < n; t++) {
                 nb += S.f[t].state == ST_BLOCK;
+                ncl += S.f[t].state == ST_CLUSTER;
                 if (S.f[t].state == ST_WARP) {
                     nwt++;
                     if (wfirst < 0)
                         wfirst = t >> 5;
                 }
             }
+            if (ncl == S.live)
+                return 2;
+            char cls[48] = "";
+            if (ncl)
+                snprintf(cls, sizeof cls, ", %d at the cluster barrier", ncl);
             if (wfirst >= 0)
                 fail("deadlock: %d threads wait at __syncthreads, %d at warp barriers (warp %d: lanes "
-                     "0x%08x at %s with mask 0x%08x, live lanes 0x%08x), %d exited",
+                     "0x%08x at %s with mask 0x%08x, live lanes 0x%08x)%s, %d exited",
                      nb, nwt, wfirst, S.w[wfirst].arrived, wkind_name[S.w[wfirst].kind], S.w[wfirst].mask,
-                     S.w[wfirst].live, n - S.live);
+                     S.w[wfirst].live, cls, n - S.live);
             else
-                fail("deadlock: %d threads wait at __syncthreads, %d exited", nb, n - S.live);
+                fail("deadlock: %d threads wait at __syncthreads%s, %d exited", nb, cls, n - S.live);
             return 0;
         }
     }
+}
+
+/* The blocks of one cluster (S.cl of them, ranks 0..S.cl-1 from linear
+ * block li0), run one at a time: each runs until it ends or all its threads
+ * wait at the cluster barrier, then the next; when every block waits, the
+ * barrier opens.  A block's `__shared__` statics are the cluster's, so only
+ * cluster-wide exchanges (fz_cluster_reduce, whose slots differ by rank)
+ * may stay live across a cluster barrier. */
+struct Blk {
+    uint3 idx;
+    int live, block_arrived, state, reverse;
+};
+static void use_block(const Blk *b, int r)
+{
+    S.f = S.fa + (size_t)r * S.n;
+    S.w = S.wa + (size_t)r * ((S.n + 31) / 32);
+    blockIdx = b->idx;
+    S.live = b->live;
+    S.block_arrived = b->block_arrived;
+}
+static int run_cluster(unsigned long long li0, int reverse)
+{
+    Blk b[16];
+    for (int r = 0; r < S.cl; r++) {
+        const unsigned long long li = li0 + (unsigned long long)r;
+        b[r].idx.x = (unsigned)(li % gridDim.x);
+        b[r].idx.y = (unsigned)(li / gridDim.x % gridDim.y);
+        b[r].idx.z = (unsigned)(li / gridDim.x / gridDim.y);
+        b[r].state = 2;
+        b[r].reverse = reverse ^ (r & 1);
+        b[r].live = S.n;
+        b[r].block_arrived = 0;
+        use_block(&b[r], r);
+        init_block();
+    }
+    for (;;) {
+        int waiting = 0;
+        for (int k = 0; k < S.cl; k++) {
+            const int r = reverse ? S.cl - 1 - k : k;
+            if (b[r].state != 2)
+                continue;
+            use_block(&b[r], r);
+            b[r].state = step_block(b[r].reverse);
+            b[r].live = S.live;
+            b[r].block_arrived = S.block_arrived;
+            if (b[r].state == 0)
+                return 0;
+            waiting += b[r].state == 2;
+        }
+        if (!waiting)
+            return 1;
+        /* every block left waits at the cluster barrier: open it, unless a
+         * thread of the cluster exited first (it can never arrive) */
+        int exited = 0;
+        for (int r = 0; r < S.cl; r++)
+            exited += S.n - b[r].live;
+        if (exited && !S.exited_barrier_ok) {
+            use_block(&b[0], 0);
+            fail("the cluster barrier completed with %d of %d threads exited (a barrier in divergent code)",
+                 exited, S.n * S.cl);
+            return 0;
+        }
+        for (size_t t = 0; t < (size_t)S.n * (size_t)S.cl; t++)
+            if (S.fa[t].state == ST_CLUSTER)
+                S.fa[t].state = ST_READY;
+    }
+}
+
+/* barrier.cluster: arrive, then wait (the kernels call both in a row) */
+static void cluster_arrive(void)
+{
+    Fiber *me = &S.f[S.cur];
+    if (me->carrived)
+        fail("thread %d: a second __cluster_barrier_arrive before __cluster_barrier_wait", S.cur);
+    me->carrived = 1;
+}
+static void cluster_wait(void)
+{
+    Fiber *me = &S.f[S.cur];
+    if (!me->carrived)
+        fail("thread %d: __cluster_barrier_wait without __cluster_barrier_arrive", S.cur);
+    me->carrived = 0;
+    me->state = ST_CLUSTER;
+    yield();
+    me = &S.f[S.cur];
+    me->cwaits++;
 }
 
 } /* namespace fz_emu */
@@ -544,8 +653,8 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 namespace fz_emu {
 /* Run the grid; body(arg) is one thread's kernel call. */
-static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void *),
-                            void *arg);
+static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, int cl,
+                            void (*body)(void *), void *arg);
 
 static cudaError_t last_error = cudaSuccess;
 static inline cudaError_t set(cudaError_t e)
@@ -555,20 +664,21 @@ static inline cudaError_t set(cudaError_t e)
     return e;
 }
 /* the registry of typed launchers, filled by FZ_EMU_KERNEL */
-typedef cudaError_t (*Launcher)(const char *, dim3, dim3, size_t, void **);
+typedef cudaError_t (*Launcher)(const char *, dim3, dim3, size_t, int, void **);
 struct Entry {
     const void *fn;
     const char *name;
     Launcher launch;
     unsigned max_threads; /* __launch_bounds__, 0 if none */
+    int cl;               /* __cluster_dims__ width, 0 if none */
 };
 static Entry registry[512];
 static int nregistry;
 struct Reg {
-    Reg(const void *fn, const char *name, Launcher l, unsigned max_threads)
+    Reg(const void *fn, const char *name, Launcher l, unsigned max_threads, int cl)
     {
         if (nregistry < 512)
-            registry[nregistry++] = Entry{fn, name, l, max_threads};
+            registry[nregistry++] = Entry{fn, name, l, max_threads, cl};
     }
 };
 
@@ -589,24 +699,27 @@ static void unpack(std::tuple<typename std::decay<A>::type...> &t, void **args, 
     (memcpy((void *)&std::get<I>(t), args[I], sizeof(std::get<I>(t))), ...);
 }
 template <class... A>
-static cudaError_t launch_typed(void (*k)(A...), const char *name, dim3 g, dim3 b, size_t sh, void **args)
+static cudaError_t launch_typed(void (*k)(A...), const char *name, dim3 g, dim3 b, size_t sh, int cl, void **args)
 {
     Call<A...> c;
     c.k = k;
     unpack<A...>(c.args, args, std::index_sequence_for<A...>{});
-    return run_grid(name, g, b, sh, &Call<A...>::body, &c);
+    return run_grid(name, g, b, sh, cl, &Call<A...>::body, &c);
 }
 } /* namespace fz_emu */
 
 /* After the .cu: FZ_EMU_KERNEL(name) for each __global__ function, or
  * FZ_EMU_KERNEL_LB(name, N) for one declared __launch_bounds__(N): a
- * launch with more threads per block fails, as on the GPU. */
-#define FZ_EMU_KERNEL_LB(K, LB)                                                                          \
-    static cudaError_t fz_emu_launch_##K(const char *n, dim3 g, dim3 b, size_t sh, void **args)        \
+ * launch with more threads per block fails, as on the GPU;
+ * FZ_EMU_KERNEL_CL(name, N, W) for one also declared FZ_CLUSTER(W): its
+ * blocks run in clusters of W (cudaFuncGetAttributes reports W). */
+#define FZ_EMU_KERNEL_CL(K, LB, CL)                                                                      \
+    static cudaError_t fz_emu_launch_##K(const char *n, dim3 g, dim3 b, size_t sh, int cl, void **args) \
     {                                                                                                    \
-        return fz_emu::launch_typed(K, n, g, b, sh, args);                                               \
+        return fz_emu::launch_typed(K, n, g, b, sh, cl, args);                                           \
     }                                                                                                    \
-    static fz_emu::Reg fz_emu_reg_##K((const void *)(K), #K, fz_emu_launch_##K, (LB));
+    static fz_emu::Reg fz_emu_reg_##K((const void *)(K), #K, fz_emu_launch_##K, (LB), (CL));
+#define FZ_EMU_KERNEL_LB(K, LB) FZ_EMU_KERNEL_CL(K, LB, 0)
 #define FZ_EMU_KERNEL(K) FZ_EMU_KERNEL_LB(K, 0)
 
 static inline cudaError_t cudaGetLastError(void)
@@ -680,6 +793,21 @@ static inline cudaError_t cudaFuncSetAttribute(const void *fn, cudaFuncAttribute
     (void)a;
     return v > 227 * 1024 ? fz_emu::set(cudaErrorInvalidValue) : cudaSuccess;
 }
+/* requiredClusterWidth: the kernel's FZ_CLUSTER width; 0 with
+ * FZ_EMU_NO_CLUSTERS=1, as for a binary built before sm_90 */
+struct cudaFuncAttributes {
+    int requiredClusterWidth;
+};
+static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *fn)
+{
+    for (int i = 0; i < fz_emu::nregistry; i++)
+        if (fz_emu::registry[i].fn == fn) {
+            const char *e = getenv("FZ_EMU_NO_CLUSTERS");
+            a->requiredClusterWidth = e && atoi(e) ? 0 : fz_emu::registry[i].cl;
+            return cudaSuccess;
+        }
+    return fz_emu::set(cudaErrorInvalidDeviceFunction);
+}
 static inline cudaError_t cudaLaunchKernel(const void *fn, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
 {
     (void)s;
@@ -693,14 +821,14 @@ static inline cudaError_t cudaLaunchKernel(const void *fn, dim3 g, dim3 b, void 
                      k->name, nt, k->max_threads);
             return fz_emu::set(cudaErrorLaunchOutOfResources);
         }
-        return fz_emu::set(k->launch(k->name, g, b, sh, args));
+        return fz_emu::set(k->launch(k->name, g, b, sh, k->cl, args));
     }
     return fz_emu::set(cudaErrorInvalidDeviceFunction);
 }
 
 namespace fz_emu {
-static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void *),
-                            void *arg)
+static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shared_bytes, int cl,
+                            void (*body)(void *), void *arg)
 {
     S.msg[0] = 0;
     S.failed = 0;
@@ -724,11 +852,19 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
         snprintf(S.msg, sizeof S.msg, "%s: %zu bytes of dynamic shared memory", name, shared_bytes);
         return cudaErrorInvalidValue;
     }
-    if (!grow((int)nt)) {
+    if (cl < 1)
+        cl = 1;
+    if (cl > 8 || grid.x % (unsigned)cl != 0) {
+        snprintf(S.msg, sizeof S.msg, "%s: invalid launch: grid %u x %u x %u in clusters of %d", name, grid.x, grid.y,
+                 grid.z, cl);
+        return cudaErrorInvalidConfiguration;
+    }
+    if (!grow((int)nt * cl)) {
         snprintf(S.msg, sizeof S.msg, "%s: cannot allocate %llu fiber stacks", name, nt);
         return cudaErrorMemoryAllocation;
     }
     S.n = (int)nt;
+    S.cl = cl;
     S.body = body;
     S.arg = arg;
     S.kernel = name;
@@ -739,13 +875,10 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
      * finish -- the GPU promises no order at all */
     const char *order = getenv("FZ_EMU_BLOCK_ORDER");
     const int rev = order && strcmp(order, "reverse") == 0;
-    const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
+    const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z / (unsigned)cl;
     for (unsigned long long nb = 0; nb < total; nb++) {
-        const unsigned long long li = rev ? total - 1 - nb : nb;
-        blockIdx.x = (unsigned)(li % grid.x);
-        blockIdx.y = (unsigned)(li / grid.x % grid.y);
-        blockIdx.z = (unsigned)(li / grid.x / grid.y);
-        if (!run_block((int)(nb & 1)))
+        const unsigned long long ci = rev ? total - 1 - nb : nb;
+        if (!run_cluster(ci * (unsigned)cl, (int)(nb & 1)))
             return cudaErrorLaunchFailure;
     }
     return cudaSuccess;
@@ -754,6 +887,21 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
 
 /* ---- device intrinsics that synchronise --------------------------------- */
 static inline void __syncthreads(void) { fz_emu::syncthreads(); }
+static inline void __cluster_barrier_arrive(void) { fz_emu::cluster_arrive(); }
+static inline void __cluster_barrier_arrive_relaxed(void) { fz_emu::cluster_arrive(); }
+static inline void __cluster_barrier_wait(void) { fz_emu::cluster_wait(); }
+/* One copy of each __shared__ for the whole cluster: the address itself.
+ * Another block's shared memory exists once that block has started, which
+ * only a cluster barrier passed since the kernel began guarantees. */
+static inline void *__cluster_map_shared_rank(void *p, unsigned rank)
+{
+    if (rank >= (unsigned)fz_emu::S.cl)
+        fz_emu::fail("__cluster_map_shared_rank: rank %u in a cluster of %d", rank, fz_emu::S.cl);
+    if (!fz_emu::S.f[fz_emu::S.cur].cwaits)
+        fz_emu::fail("thread %d: shared memory of block %u of the cluster before any cluster barrier (that "
+                     "block might not have started)", fz_emu::S.cur, rank);
+    return p;
+}
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)fz_emu::warp_arrive(fz_emu::W_SYNC, mask, 32, 0); }
 template <class T> static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32)
 {

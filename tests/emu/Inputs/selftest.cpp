@@ -87,6 +87,43 @@ extern "C" __global__ void atomics(float *f, double *d, unsigned long long *u, u
     atomicMin(l, -(long long)threadIdx.x * 1000000000000LL);
     atomicCAS(cas, 0, (int)(blockIdx.x * 64 + threadIdx.x) + 1);
 }
+// A thread block cluster of 4: each block pushes its block sum into slot
+// [rank] of every block's shared memory, then every block adds them up.
+extern "C" __global__ void cluster_sum(int *out)
+{
+    __shared__ int slot[4];
+    __shared__ int bsum;
+    if (threadIdx.x == 0)
+        bsum = 0;
+    __syncthreads();
+    atomicAdd(&bsum, (int)(blockIdx.x * blockDim.x + threadIdx.x));
+    __syncthreads();
+    const int v = bsum;
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait(); /* every block has started */
+    if (threadIdx.x < 4)
+        *(int *)__cluster_map_shared_rank((void *)&slot[blockIdx.x % 4], threadIdx.x) = v;
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = slot[0] + slot[1] + slot[2] + slot[3];
+}
+// The shared memory of another block before any cluster barrier.
+extern "C" __global__ void cluster_early(int *out)
+{
+    __shared__ int slot[2];
+    if (threadIdx.x < 2)
+        *(int *)__cluster_map_shared_rank((void *)&slot[blockIdx.x % 2], threadIdx.x) = 1;
+    out[threadIdx.x] = 0;
+}
+// Block 1 ends while block 0 waits at the cluster barrier.
+extern "C" __global__ void cluster_exit(int *out)
+{
+    if (blockIdx.x % 2 == 1)
+        return;
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+    out[threadIdx.x] = 1;
+}
 extern "C" __global__ void __launch_bounds__(64) bounded(int *out)
 {
     out[threadIdx.x] = 1;
@@ -102,6 +139,9 @@ FZ_EMU_KERNEL(mixed_barriers)
 FZ_EMU_KERNEL(partial_warp)
 FZ_EMU_KERNEL(last_block)
 FZ_EMU_KERNEL(atomics)
+FZ_EMU_KERNEL_CL(cluster_sum, 64, 4)
+FZ_EMU_KERNEL_CL(cluster_early, 64, 2)
+FZ_EMU_KERNEL_CL(cluster_exit, 64, 2)
 
 static void report(const char *what, cudaError_t e)
 {
@@ -172,6 +212,19 @@ int main(void)
     void *a6[] = {&paf, &pad, &pau, &pam, &pal, &pcas};
     report("atomics", cudaLaunchKernel((const void *)atomics, dim3(5), dim3(64), a6, 0, NULL));
     printf("atomics: add %g %g %llu, max %u, min %lld, cas %d\n", af, ad, au, am, al, acas);
+
+    /* clusters: 8 blocks of 32 in clusters of 4 (sums 0..127 and 128..255);
+     * the width as cudaFuncGetAttributes reports it; misuse refused */
+    report("cluster_sum", cudaLaunchKernel((const void *)cluster_sum, dim3(8), dim3(32), a1, 0, NULL));
+    printf("cluster sums: %d %d %d\n", out[0], out[127], out[128]); // 8128 8128 24512
+    cudaFuncAttributes fa;
+    cudaFuncGetAttributes(&fa, (const void *)cluster_sum);
+    int w4 = fa.requiredClusterWidth;
+    cudaFuncGetAttributes(&fa, (const void *)warp_sum);
+    printf("cluster widths: %d %d\n", w4, fa.requiredClusterWidth);
+    report("cluster_grid", cudaLaunchKernel((const void *)cluster_sum, dim3(6), dim3(32), a1, 0, NULL));
+    report("cluster_early", cudaLaunchKernel((const void *)cluster_early, dim3(2), dim3(32), a1, 0, NULL));
+    report("cluster_exit", cudaLaunchKernel((const void *)cluster_exit, dim3(2), dim3(32), a1, 0, NULL));
 
     static const float hv[] = {1.0f, 0.1f, 65504.0f, 65519.0f, 65520.0f, 5.9604645e-08f, 2.9802322e-08f,
                                2.9802326e-08f, -0.0f, 1e30f};
