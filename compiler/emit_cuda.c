@@ -59,7 +59,7 @@ typedef struct Access {
     int8_t map[IR_MAX_RANK];
 } Access;
 
-enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 20 };
+enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 24 };
 
 typedef struct KCtx {
     const IrFunc *f;
@@ -98,6 +98,8 @@ typedef struct KCtx {
     int rowvw;                   /* row mode: row-only inputs read vb<a>.v[j] (acc_rowvec) */
     int window;                  /* the cached row body takes SH: rows at any element
                                   * offset read as aligned vectors (row_windowable) */
+    int cluster;                 /* the cached row body takes CL: a row split over the
+                                  * CL blocks of a cluster, [rlo, rhi) each */
     int loopvec;                 /* the looped row body reads V-element vectors
                                   * (`_rlv_body`, the `_blockv` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
@@ -1256,6 +1258,7 @@ typedef struct Variant {
     int bs;   /* threads per block */
     int vw;   /* cached row kernels: elements per vector access */
     int sh;   /* cached row kernels: windowed (SH), rows at any element offset */
+    int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     char name[200];
 } Variant;
 
@@ -1426,7 +1429,26 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->bs = bs;
     x->vw = 1;
     x->sh = 0;
+    x->cl = 1;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
+}
+
+/* The on-chip variants past 16384 elements of vw-element vectors, i (0-3):
+ * 1024 threads of 32 (rows to 32768, read once; the looped kernel read
+ * rows of 32000 three times, at 46% of copy: softmax, H200); then, over
+ * the blocks of a thread block cluster (sm_90 on), the _r16384 body on 4
+ * or 8 blocks and the _r32768 body on 8, the partial reductions combined
+ * through the cluster's shared memory (fz_cluster_reduce).  Two blocks of
+ * 512 a multiprocessor beat one of 1024 (H200, 2^26 f32, softmax at
+ * 65536 / 131072: 190 / 204 us on 2 / 4 blocks of 1024, 170 / 173 on 4 / 8
+ * of 512; torch eager 271 / 267). */
+static void add_long_row(const Kernel *k, Variant *v, int *n, int i64, int vw, int i)
+{
+    static const int tpr[4] = {1024, 512, 512, 1024}, cl[4] = {1, 4, 8, 8};
+    static const char *const nm[4] = {"_r32768", "_r65536c", "_r131072c", "_r262144c"};
+    add_variant(k, v, n, VK_ROW_C, i64, tpr[i], 32, tpr[i], nm[i]);
+    v[*n - 1].vw = vw;
+    v[*n - 1].cl = cl[i];
 }
 
 /* the exactly sized variant of a static row: span elements (the row, plus
@@ -1649,6 +1671,14 @@ static int plan_variants(KCtx *c, Variant *v)
             add_static_row(k, v, &n, i64, tpr, rl % vw == 0 || win ? vw : 1, win ? rl + vw - 1 : rl, win, "_row");
             if (win)
                 add_static_row(k, v, &n, i64, tpr, 1, rl, 0, "_row1");
+        } else if (k->kind == KK_ROW && cache && rl > FUSE_ROW_ONCHIP_MAX && rl <= FUSE_ROW_CLUSTER_MAX) {
+            /* longer static rows of whole vectors: the one variant of the
+             * symbolic rows that holds them (add_long_row), picked at
+             * launch when the pointers are aligned (and, past 32768, the
+             * kernel has its cluster width) */
+            int vw = row_vec_width(c);
+            if (vw > 1 && rl % vw == 0)
+                add_long_row(k, v, &n, i64, vw, rl <= 32768 ? 0 : rl <= 65536 ? 1 : rl <= 131072 ? 2 : 3);
         } else if (k->kind == KK_ROW && cache && rl < 0) {
             /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
              * 32768 elements (as the static rows), picked at launch.  Rows
@@ -1723,11 +1753,9 @@ static int plan_variants(KCtx *c, Variant *v)
                  * and 16384 on the H200: 45-61% -> 86-95% of copy) */
                 add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
                 v[n - 1].vw = vw;
-                /* 1024 threads (one block per multiprocessor): rows of up
-                 * to 32768 read once; the looped kernel read rows of 32000
-                 * three times, at 46% of copy (softmax, H200) */
-                add_variant(k, v, &n, VK_ROW_C, i64, 1024, 32, 1024, "_r32768");
-                v[n - 1].vw = vw;
+                /* rows of 16385 to 262144 (add_long_row) */
+                for (int i = 0; i < 4; i++)
+                    add_long_row(k, v, &n, i64, vw, i);
             }
             /* no element-wise twins past 1024: on the H200 an _r8192s ran
              * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
@@ -2246,6 +2274,10 @@ struct RoundCtx {
     int last;    /* the last round of a cached row with an output pass after it */
 };
 static int depends_on_red(KCtx *c, const IrNode *n);
+/* The end of this block's part of a cached row: the row's length, its
+ * length or 0 for rows that share a warp, rhi in a cluster ([rlo, rhi)) */
+static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwarp ? "Rr" : "R"; }
+
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
  * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
@@ -2277,8 +2309,7 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
         open_scope(c);
-        line(c, "const I rj = rb + j < 0 ? (I)0 : rb + j < %s ? rb + j : %s - 1;", c->subwarp ? "Rr" : "R",
-             c->subwarp ? "Rr" : "R");
+        line(c, "const I rj = rb + j < 0 ? (I)0 : rb + j < %s ? rb + j : %s - 1;", row_end(c), row_end(c));
         c->gi[g] = "rj";
         Buf offj = {0};
         acc_offset(c, &c->acc[a], "I", &offj);
@@ -2319,7 +2350,7 @@ static void row_vec_stores(KCtx *c, int sh)
                 buf_free(&off);
                 continue;
             }
-            const char *RR = c->subwarp ? "Rr" : "R";
+            const char *RR = row_end(c);
             line(c, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
             line(c, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", stype(MDT(c, c->k->outputs[i])), i,
                  off.data, i);
@@ -2407,8 +2438,8 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         line(c, "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
-        line(c, "if (rb < %s) {", c->subwarp ? "Rr" : "R");
+        line(c, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+        line(c, "if (rb < %s) {", row_end(c));
         open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
             if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
@@ -2425,7 +2456,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         line(c, "const int k = kk * V + j;");
         line(c, "const I r = rb + j;");
         if (c->window) {
-            line(c, "if (SH && (r < 0 || r >= %s))", c->subwarp ? "Rr" : "R");
+            line(c, "if (SH && (r < 0 || r >= %s))", row_end(c));
             line(c, "    continue; /* outside the row: a partial first or last vector */");
         }
     } else {
@@ -2592,7 +2623,8 @@ static void emit_row_body(KCtx *c, int cached)
     body_params(c, &ps, NULL);
     reset_point(c);
     if (cached)
-        line(c, "template <class I, int TPR, int CAP, int BS, int V%s>", c->window ? ", bool SH" : "");
+        line(c, "template <class I, int TPR, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
+             c->cluster ? ", int CL" : "");
     else if (c->loopvec)
         line(c, "template <class I, int TPR, int BS, int V>");
     else
@@ -2609,6 +2641,13 @@ static void emit_row_body(KCtx *c, int cached)
     line(c, "const I R = %s; /* elements per row */", rr.data);
     line(c, "const int lane = (int)(threadIdx.x %% TPR);");
     line(c, "const I rows_per_block = BS / TPR;");
+    /* a cluster's row: CL blocks, consecutive in x, hold one row */
+    const char *bx = cached && c->cluster ? "(blockIdx.x / CL)" : "blockIdx.x";
+    const char *gx = cached && c->cluster ? "(gridDim.x / CL)" : "gridDim.x";
+    if (cached && c->cluster) {
+        line(c, "int clp = CL > 1 ? 2 : 0; /* fz_cluster_reduce's state: start barrier pending, slot parity */");
+        line(c, "fz_cluster_start<CL>();");
+    }
     for (int i = 0; i < k->nvalues; i++)
         if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
             Buf t = {0};
@@ -2621,16 +2660,18 @@ static void emit_row_body(KCtx *c, int cached)
          * exists, so every lane reaches the same shuffles; a lane past the
          * last row reads the last row (indices stay in bounds), takes no
          * element (Rr = 0) and writes nothing. */
-        line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR);"
-                " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)gridDim.x * rows_per_block) {");
+        line(c, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR);"
+                " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)%s * rows_per_block) {",
+             bx, gx);
         open_scope(c);
         line(c, "const bool rowok = row < nrows;");
         line(c, "const I rowc = rowok ? row : nrows - 1;");
         line(c, "const I Rr = rowok ? R : (I)0;");
         decompose(c, "rowc", 0);
     } else {
-        line(c, "for (I row = (I)blockIdx.x * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
-                " row += (I)gridDim.x * rows_per_block) {");
+        line(c, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
+                " row += (I)%s * rows_per_block) {",
+             bx, gx);
         open_scope(c);
         decompose(c, "row", 0);
     }
@@ -2639,7 +2680,16 @@ static void emit_row_body(KCtx *c, int cached)
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a]))
                 line(c, "%s xc%d[CAP];", ctype(c->acc[a].node->dtype), a);
-        const char *RR = c->subwarp ? "Rr" : "R";
+        const char *RR = row_end(c);
+        if (c->cluster) {
+            /* a row over the CL blocks of a cluster: this block's part, a
+             * whole number of vectors from the row's start (the launcher
+             * checked that the row is CL parts of at most TPR * CAP) */
+            const char *len = c->subwarp ? "Rr" : "R";
+            line(c, "const I seg = CL > 1 ? (%s + (I)(CL * V) - 1) / (I)(CL * V) * (I)V : %s;", len, len);
+            line(c, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
+            line(c, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
+        }
         if (c->window) {
             /* the row's element offset modulo V, from its address: the
              * launcher checked that every row-shaped pointer agrees */
@@ -2659,7 +2709,7 @@ static void emit_row_body(KCtx *c, int cached)
         line(c, "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
-        line(c, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
+        line(c, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
         if (c->window)
             line(c, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
         else
@@ -2751,6 +2801,10 @@ static void emit_row_body(KCtx *c, int cached)
             int id = reds[i]->id;
             line(c, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
                     " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
+            if (cached && c->cluster) {
+                line(c, "if (CL > 1)");
+                line(c, "    a%d = fz_cluster_reduce<R%d, CL>(a%d, clp);", id, id, id);
+            }
             finish_reduction(c, reds[i], "", "R");
         }
     }
@@ -2770,7 +2824,8 @@ static void emit_row_body(KCtx *c, int cached)
     for (int i = 0; i < k->noutputs; i++)
         has_row_out |= !out_is_elem(c, i);
     if (has_row_out) {
-        line(c, cached && c->subwarp ? "if (lane == 0 && rowok) {" : "if (lane == 0) {");
+        line(c, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
+             cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
         open_scope(c);
         for (int i = 0; i < k->noutputs; i++)
             if (!out_is_elem(c, i))
@@ -2778,6 +2833,8 @@ static void emit_row_body(KCtx *c, int cached)
         close_scope(c);
     }
     close_scope(c);
+    if (cached && c->cluster)
+        line(c, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");
     close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
@@ -3326,20 +3383,30 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         const char *I = v[i].i64 ? "long long" : "int";
         if (guard)
             line(c, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
-        line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
+        if (v[i].kind == VK_ROW_C && v[i].cl > 1)
+            /* two blocks of 512 a multiprocessor (64 registers): one loads
+             * while the other reduces and writes (layernorm's took 86
+             * registers unbounded) */
+            line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
+                 1024 / v[i].bs, v[i].cl, v[i].name, ps.data);
+        else
+            line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
         line(c, "{");
         switch (v[i].kind) {
         case VK_LOOP_S: line(c, "    %s_s_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_LOOP_V: line(c, "    %s_v_body<%s>(%s);", c->k->name, I, as.data); break;
         case VK_LOOP_W: line(c, "    %s_w_body<%s>(%s);", c->k->name, I, as.data); break;
-        case VK_ROW_C:
+        case VK_ROW_C: {
+            char extra[32] = "";
+            int ne = 0;
             if (c->window)
-                line(c, "    %s_rc_body<%s, %d, %d, %d, %d, %s>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs,
-                     v[i].vw, v[i].sh ? "true" : "false", as.data);
-            else
-                line(c, "    %s_rc_body<%s, %d, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs,
-                     v[i].vw, as.data);
+                ne += snprintf(extra + ne, sizeof extra - (size_t)ne, ", %s", v[i].sh ? "true" : "false");
+            if (c->cluster)
+                snprintf(extra + ne, sizeof extra - (size_t)ne, ", %d", v[i].cl);
+            line(c, "    %s_rc_body<%s, %d, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
+                 extra, as.data);
             break;
+        }
         case VK_ROW_L:
             if (v[i].vw > 1)
                 line(c, "    %s_rlv_body<%s, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw, as.data);
@@ -3392,6 +3459,7 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                     cached |= v[i].kind == VK_ROW_C;
                     c.subwarp |= v[i].kind == VK_ROW_C && v[i].tpr < 32;
                     c.window |= v[i].kind == VK_ROW_C && v[i].sh;
+                    c.cluster |= v[i].kind == VK_ROW_C && v[i].cl > 1;
                 }
                 if (cached)
                     emit_row_body(&c, 1);
@@ -3717,13 +3785,26 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     }
                     win_checked = 1;
                     buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
+                } else if (v[i].cl > 1) {
+                    /* a row over the blocks of a cluster: whole aligned
+                     * vectors, and a kernel built with the cluster width
+                     * (sm_90 on; FUSEC_CLUSTER_WIDTH reads 0 otherwise) */
+                    host_row_vec_check(c, b, i, v[i].vw);
+                    buf_printf(b, "    int clw%d = 0;\n", i);
+                    buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].cl * v[i].tpr * v[i].cap);
+                    buf_printf(b, "        const fusert_status cst = FUSEC_CLUSTER_WIDTH(%d, %s, &clw%d);\n", base + i,
+                               v[i].name, i);
+                    buf_puts(b, "        if (cst != FUSERT_SUCCESS)\n            return cst;\n    }\n");
+                    buf_printf(b, "    if (clw%d == %d) {\n", i, v[i].cl);
+                    buf_printf(b, "        blocks = nrows * %d;\n", v[i].cl);
                 } else if (v[i].vw > 1) {
                     /* 16-byte row accesses: whole vectors per row, aligned rows */
                     host_row_vec_check(c, b, i, v[i].vw);
                     buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
                 } else
                     buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
-                buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
+                if (v[i].cl == 1)
+                    buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
             } else if (v[i].tpr == 32) {
                 buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
                 buf_puts(b, "        blocks = (nrows + 3) / 4;\n");

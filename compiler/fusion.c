@@ -210,9 +210,9 @@ static int row_elems_per_thread(const Kernel *k, int *looped)
             red.dims[red.rank++] = k->space.dims[i];
     int64_t len = ir_shape_static_numel(&red);
     *looped = len < 0 || len > FUSE_ROW_ONCHIP_MAX;
-    if (len > FUSE_ROW_ONCHIP_MAX)
+    if (len > FUSE_ROW_CLUSTER_MAX)
         return 0;
-    if (len < 0)
+    if (len < 0 || len > FUSE_ROW_ONCHIP_MAX)
         return 32; /* the most any on-chip variant picked at launch holds */
     /* the widest element of the row in memory */
     int wide = widest_full(k->outputs, k->noutputs, &k->space, widest_full(k->inputs, k->ninputs, &k->space, 0));

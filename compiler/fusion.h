@@ -58,8 +58,9 @@
  *          (registers), read once.  1: the row length is symbolic or longer:
  *          the emitter must provide a version that re-reads the row from
  *          global memory inside the kernel (one pass per chained
- *          reduction); for a SYMBOLIC length it may also emit the on-chip
- *          version and pick at launch when the row fits.  2: re-read the
+ *          reduction); for a symbolic length, or a static one up to
+ *          FUSE_ROW_CLUSTER_MAX, it may also emit on-chip versions and
+ *          pick one at launch when the row fits.  2: re-read the
  *          row, never keep it on chip, whatever its length: the row buffer
  *          would break the register budget (one looped kernel rather than
  *          a split into several).
@@ -116,6 +117,10 @@ typedef struct Kernel {
 enum { FL_ELEM = 1, FL_RED = 2 };
 /* Longest static row kept on chip by a row kernel (elements). */
 #define FUSE_ROW_ONCHIP_MAX 16384
+/* Longest row any on-chip variant picked at launch holds (elements): past
+ * FUSE_ROW_ONCHIP_MAX over one block of 1024 threads or the blocks of a
+ * thread block cluster (sm_90 on), 32 elements a thread either way. */
+#define FUSE_ROW_CLUSTER_MAX 262144
 /* Threads that share a static on-chip row of len elements (8 to 512), as
  * the register estimate assumes and the emitter launches; elem_bytes is
  * the widest element of the row in memory. */

@@ -11,7 +11,8 @@ and the launch stub of that kernel passes i to FUSEC_LAUNCH; so for every i:
   - the embedded source guards exactly one __global__ with
     `#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == i`, right above it,
   - that __global__ is named fusec_kernel_names[i],
-  - every FUSEC_LAUNCH(i, SYMBOL, ...) has SYMBOL == fusec_kernel_names[i],
+  - every FUSEC_LAUNCH(i, SYMBOL, ...) and FUSEC_CLUSTER_WIDTH(i, SYMBOL, ...)
+    has SYMBOL == fusec_kernel_names[i],
   - and no __global__ is left unguarded (it would be compiled into every
     per-kernel module).
 
@@ -36,7 +37,7 @@ def main():
     names = re.findall(r'"([^"]+)"', names_m.group(1)) if names_m else []
     src = embedded_source(text).splitlines()
     guard_re = re.compile(r"#if !defined\(FUSERT_KERNEL\) \|\| FUSERT_KERNEL == (\d+)$")
-    global_re = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(')
+    global_re = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+(?:, \d+)?\) )?(?:FZ_CLUSTER\(\d+\) )?(\w+)\(')
     guarded = {}
     for i, line in enumerate(src):
         g = global_re.match(line)
@@ -58,9 +59,11 @@ def main():
             sys.exit("check_kernel_guards: index %d guards %s but fusec_kernel_names[%d] is %s"
                      % (k, name, k, names[k]))
     launches = re.findall(r"FUSEC_LAUNCH\((\d+), (\w+),", text)
-    for k, sym in launches:
+    # the cluster width query names the kernel it would launch
+    for k, sym in launches + re.findall(r"FUSEC_CLUSTER_WIDTH\((\d+), (\w+),", text):
         if int(k) >= len(names) or names[int(k)] != sym:
-            sys.exit("check_kernel_guards: FUSEC_LAUNCH(%s, %s) disagrees with the name list" % (k, sym))
+            sys.exit("check_kernel_guards: FUSEC_LAUNCH or FUSEC_CLUSTER_WIDTH(%s, %s) disagrees with the name list"
+                     % (k, sym))
     if not launches and names:
         sys.exit("check_kernel_guards: no FUSEC_LAUNCH found")
     print("kernel guards ok: %d kernels, %d launches" % (len(names), len(launches)))
