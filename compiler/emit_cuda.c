@@ -2327,8 +2327,18 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         buf_puts(c->out, body->data);
 }
 
-static int depends_on_red(KCtx *c, const IrNode *n);
-static int out_is_elem(KCtx *c, int i);
+/* const fz_vec<T, V> t<a>: the V elements of row-shaped input a at rb
+ * (a cached access; the caller decomposed rb) */
+static void row_vec_load(KCtx *c, int a)
+{
+    Buf off = {0};
+    const char *st = stype(MDT(c, c->acc[a].node));
+    acc_offset(c, &c->acc[a], "I", &off);
+    line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, c->inbuf[c->acc[a].node->id],
+         off.data);
+    buf_free(&off);
+}
+
 /* The output pass of a row body with vector stores: each element output
  * that needs the row's reductions goes out as the V-element vector vo<i>
  * at rb (the reduced group's index); in a windowed body (sh, the template
@@ -2385,14 +2395,8 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     open_scope(c);
     decompose(c, "rb", 1);
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a])) {
-            Buf off = {0};
-            const char *st = stype(MDT(c, c->acc[a].node));
-            acc_offset(c, &c->acc[a], "I", &off);
-            line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st,
-                 c->inbuf[c->acc[a].node->id], off.data);
-            buf_free(&off);
-        }
+        if (acc_cached(c, &c->acc[a]))
+            row_vec_load(c, a);
     for (int i = 0; vs && i < c->k->noutputs; i++)
         if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
             line(c, "fz_vec<%s, V> vo%d;", stype(MDT(c, c->k->outputs[i])), i);
@@ -2718,17 +2722,13 @@ static void emit_row_body(KCtx *c, int cached)
         decompose(c, "rb", 1);
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a])) {
-                Buf off = {0}, e = {0}, cv = {0};
-                const char *st = stype(MDT(c, c->acc[a].node));
-                acc_offset(c, &c->acc[a], "I", &off);
-                line(c, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st,
-                     c->inbuf[c->acc[a].node->id], off.data);
+                Buf e = {0}, cv = {0};
+                row_vec_load(c, a);
                 buf_printf(&e, "t%d.v[j]", a);
                 load_conv(&cv, MDT(c, c->acc[a].node), e.data);
                 line(c, "#pragma unroll");
                 line(c, "for (int j = 0; j < V; j++)");
                 line(c, "    xc%d[kk * V + j] = %s;", a, cv.data);
-                buf_free(&off);
                 buf_free(&e);
                 buf_free(&cv);
             }

@@ -567,7 +567,7 @@ static void use_block(const Blk *b, int r)
 }
 static int run_cluster(unsigned long long li0, int reverse)
 {
-    Blk b[16];
+    Blk b[8]; /* run_grid allows clusters of up to 8, the portable size */
     for (int r = 0; r < S.cl; r++) {
         const unsigned long long li = li0 + (unsigned long long)r;
         b[r].idx.x = (unsigned)(li % gridDim.x);
