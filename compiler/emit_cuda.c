@@ -1460,7 +1460,19 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
     cap = (cap + vw - 1) / vw * vw;
     if (cap < vw)
         cap = vw;
-    add_variant(k, v, n, VK_ROW_C, i64, tpr, cap, tpr < 128 ? 128 : tpr, suffix);
+    /* a warp a row past 512 elements (2-byte ones, fuse_row_threads): a
+     * block of its own.  On the H200 (2^26 bf16 elements in rows of 1024,
+     * cuda target, off/on/on/off) layernorm took 72.8 / 72.5 us four rows
+     * a block of 128 and 68.4 / 68.3 one a block of 32, softmax 69.4 /
+     * 69.3 and 68.3 / 68.3; f16 moved under 0.6 us either way.  Not the
+     * symbolic variants: there one row a block was within 1% at 1024,
+     * slower at 512 to 768 (layernorm 768: 68.3 -> 69.5 us) and much
+     * slower for short rows in a long variant (bf16 160: softmax 129.4 ->
+     * 150.5, layernorm 111.3 -> 131.3; f32 160: 149.1 -> 172.7), where a
+     * block of 32 holds few bytes and a multiprocessor takes at most 32
+     * blocks.  Cause of the static gain not isolated. */
+    int bs = tpr == 32 && span > 512 ? 32 : tpr < 128 ? 128 : tpr;
+    add_variant(k, v, n, VK_ROW_C, i64, tpr, cap, bs, suffix);
     v[*n - 1].vw = vw;
     v[*n - 1].sh = sh;
 }

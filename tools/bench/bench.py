@@ -15,7 +15,7 @@ the host in batches (block_until_ready), as BENCHMARKS.md does.
 Usage (on the GPU machine, from the repository root):
   python3 tools/bench/bench.py --fusec build/fusec --runtime-lib build/runtime \
       [--cases sum_abs,softmax_rows] [--dtypes f32,bf16,f16] [--scale] \
-      [--sweep [--sweep-cases softmax_rows,rmsnorm]] [--reps 30] [--json out.json] [--md out.md]
+      [--sweep [--sweep-cases softmax_rows,rmsnorm] [--sweep-dtypes f32,bf16]] [--reps 30] [--json out.json] [--md out.md]
 Prints a table: median us, GB/s, % of copy bandwidth, ratio to the best peer,
 kernels per call.
 """
@@ -358,6 +358,8 @@ def main():
                     help="the cases --sweep runs")
     ap.add_argument("--sweep-sizes", default="64,96,128,333,768,1000,1536,2048,3001,4096,6144,8192,12000,16384,32000",
                     help="comma list of inner sizes (row length or columns) for --sweep")
+    ap.add_argument("--sweep-dtypes", default="f32",
+                    help="comma list of element types for --sweep (f32, bf16, f16)")
     ap.add_argument("--sweep", action="store_true",
                     help="symbolic-dim fusec against torch.compile over row lengths between the "
                          "suite's (about 2^26 elements each), to find cliffs")
@@ -397,14 +399,15 @@ def main():
         # % of copy from one size to the next.
         sk = set(args.skip) | {"fusec", "fusec_nvrtc", "nofusion", "jax", "compile"}
         saved, args.skip = args.skip, sk
-        for name in args.sweep_cases.split(","):
-            for m in (int(v) for v in args.sweep_sizes.split(",")):
-                dims = dict(CASES[name]["dims"])
-                inner = "D" if "D" in dims else "M"
-                dims[inner] = m
-                dims["N"] = max(1, (1 << 26) // m)
-                run_case(args, name, CASES[name], "f32", dims, workdir, copy_gbs, rows,
-                         label="%s %s=%d" % (name, inner, m))
+        for dt in args.sweep_dtypes.split(","):
+            for name in args.sweep_cases.split(","):
+                for m in (int(v) for v in args.sweep_sizes.split(",")):
+                    dims = dict(CASES[name]["dims"])
+                    inner = "D" if "D" in dims else "M"
+                    dims[inner] = m
+                    dims["N"] = max(1, (1 << 26) // m)
+                    run_case(args, name, CASES[name], dt, dims, workdir, copy_gbs, rows,
+                             label="%s %s=%d" % (name, inner, m))
         args.skip = saved
     if args.json:
         with open(args.json, "w") as f:
