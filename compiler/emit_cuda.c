@@ -1466,9 +1466,9 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
      * a block of 128 and 68.4 / 68.3 one a block of 32, softmax 69.4 /
      * 69.3 and 68.3 / 68.3; f16 moved under 0.6 us either way.  Not the
      * symbolic variants: there one row a block was within 1% at 1024,
-     * slower at 512 to 768 (layernorm 768: 68.3 -> 69.5 us) and much
-     * slower for short rows in a long variant (bf16 160: softmax 129.4 ->
-     * 150.5, layernorm 111.3 -> 131.3; f32 160: 149.1 -> 172.7), where a
+     * slower at 512 to 768 (layernorm 768: 68.3 -> 69.6 us) and much
+     * slower for short rows in a long variant (bf16 160: softmax 129.6 ->
+     * 150.5, layernorm 111.4 -> 130.9; f32 160: 149.0 -> 172.6), where a
      * block of 32 holds few bytes and a multiprocessor takes at most 32
      * blocks.  Cause of the static gain not isolated. */
     int bs = tpr == 32 && span > 512 ? 32 : tpr < 128 ? 128 : tpr;

@@ -367,6 +367,9 @@ def main():
     ap.add_argument("--workdir")
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
+    for dt in args.sweep_dtypes.split(","):
+        if dt not in DTYPES:
+            ap.error("--sweep-dtypes: %r is not one of %s" % (dt, ", ".join(sorted(DTYPES))))
     torch.backends.cuda.matmul.allow_tf32 = False
     workdir = args.workdir or tempfile.mkdtemp(prefix="fusec-bench-")
     os.makedirs(workdir, exist_ok=True)
