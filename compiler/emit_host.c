@@ -802,7 +802,12 @@ static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast
         emit_line(e, ".nkernels = (int)(sizeof fusec_kernel_names / sizeof fusec_kernel_names[0]),");
     else
         emit_line(e, ".nkernels = 0,");
-    emit_line(e, ".options = %s,", fast_math ? "\"--use_fast_math\"" : "NULL");
+    /* -minimal: NVRTC leaves out textures, the device runtime and the CUDA
+     * runtime's types, none of which the source uses: the same SASS in every
+     * kernel of the examples and emulator inputs (NVRTC 13.0, sm_90), and a
+     * faster front end (docs/benchmarks.md, "Latency and JIT"); fusert drops
+     * it for an NVRTC before 12.4 */
+    emit_line(e, ".options = %s,", fast_math ? "\"-minimal --use_fast_math\"" : "\"-minimal\"");
     emit_line(e, ".per_kernel = 1,");
     emit_close(e, "};");
     emit_line(e, "%s", "");

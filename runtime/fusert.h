@@ -69,7 +69,8 @@ typedef struct fusert_program {
     const char *source;           /* CUDA C source */
     const char *const *kernels;   /* kernel names */
     int nkernels;
-    const char *options;          /* extra NVRTC options, space separated, or NULL */
+    const char *options;          /* extra NVRTC options, space separated, or NULL
+                                   * (fusert_compile) */
     /* runtime-owned */
     void *modules[FUSERT_MAX_DEVICES];   /* CUmodule per device ordinal */
     void **functions[FUSERT_MAX_DEVICES];/* CUfunction[nkernels] per device */
@@ -134,7 +135,10 @@ typedef struct fusert_cache_stats {
 void fusert_get_cache_stats(fusert_cache_stats *out); /* process-wide counters */
 
 /* Compile CUDA source to CUBIN for the current device (used by the above;
- * exposed for tools and tests).  *cubin is malloc-owned. */
+ * exposed for tools and tests).  *cubin is malloc-owned.  options: NVRTC
+ * options, space separated, after fusert's own (the arch, -default-device,
+ * --std=c++17); -minimal is left out where the NVRTC in use predates it
+ * (before 12.4), since it only makes the compile faster. */
 fusert_status fusert_compile(const char *name, const char *source, const char *options,
                              void **cubin, size_t *cubin_size);
 

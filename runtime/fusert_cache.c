@@ -243,23 +243,40 @@ static int write_entry(char *dir, const char *path, const unsigned char key[32],
 
 /* ---- NVRTC --------------------------------------------------------------- */
 
-/* Options: the arch, our defaults, then the program's own (space separated).
- * Writes pointers into store (a copy of opts we own) and returns the count. */
+/* Does NVRTC <nv_major>.<nv_minor> take option opt?  Every option does,
+ * but -minimal before NVRTC 12.4, which does not know it.  It only speeds
+ * up the compile of a source that uses none of what it leaves out (texture
+ * and surface functions, the device runtime, the CUDA runtime's types):
+ * fusec's programs ask for it, and an older NVRTC compiles them without. */
+int fusert__nvrtc_takes(const char *opt, int nv_major, int nv_minor)
+{
+    if (strcmp(opt, "-minimal") == 0 || strcmp(opt, "--minimal") == 0)
+        return nv_major > 12 || (nv_major == 12 && nv_minor >= 4);
+    return 1;
+}
+
+/* Options: the arch, our defaults, then the program's own (space separated)
+ * that this NVRTC takes.  Writes pointers into store (a copy of opts we
+ * own) and returns the count. */
 #define MAX_OPTS 64
 static int build_options(const char **argv, char *arch_opt, size_t arch_n, char *store,
                          const char *user, int major, int minor, int use_ptx)
 {
-    int n = 0;
+    int n = 0, nv_major = 0, nv_minor = 0;
     snprintf(arch_opt, arch_n, "--gpu-architecture=%s_%d%d", use_ptx ? "compute" : "sm",
              major, minor);
     argv[n++] = arch_opt;
     argv[n++] = "-default-device";
     argv[n++] = "--std=c++17";
     if (user) {
+        if (nvrtcVersion(&nv_major, &nv_minor) != NVRTC_SUCCESS)
+            nv_major = nv_minor = 0;
         strcpy(store, user);
         char *save = NULL;
         for (char *t = strtok_r(store, " \t\n", &save); t;
              t = strtok_r(NULL, " \t\n", &save)) {
+            if (!fusert__nvrtc_takes(t, nv_major, nv_minor))
+                continue;
             if (n == MAX_OPTS)
                 return -1;
             argv[n++] = t;

@@ -64,6 +64,9 @@ const char *fusert__status_text(fusert_status s);
  * is current); without a usable device, from $FUSERT_ARCH ("sm_90") or 9.0. */
 void fusert__target_arch(int *major, int *minor);
 
+/* Does NVRTC <nv_major>.<nv_minor> take option opt?  All but -minimal
+ * before 12.4, which the compile then leaves out (fusert_cache.c). */
+int fusert__nvrtc_takes(const char *opt, int nv_major, int nv_minor);
 /* fusert_compile for one kernel of module `name` (per-kernel mode): the
  * messages and the cache entry's file name say "kernel K of module M".  The
  * options (which pick the kernel, -DFUSERT_KERNEL=<i>) are in the key like
