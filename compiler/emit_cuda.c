@@ -1442,13 +1442,25 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
  * 512 a multiprocessor beat one of 1024 (H200, 2^26 f32, softmax at
  * 65536 / 131072: 190 / 204 us on 2 / 4 blocks of 1024, 170 / 173 on 4 / 8
  * of 512; torch eager 271 / 267). */
+static const int long_tpr[4] = {1024, 512, 512, 1024}, long_cl[4] = {1, 4, 8, 8};
 static void add_long_row(const Kernel *k, Variant *v, int *n, int i64, int vw, int i)
 {
-    static const int tpr[4] = {1024, 512, 512, 1024}, cl[4] = {1, 4, 8, 8};
     static const char *const nm[4] = {"_r32768", "_r65536c", "_r131072c", "_r262144c"};
-    add_variant(k, v, n, VK_ROW_C, i64, tpr[i], 32, tpr[i], nm[i]);
+    add_variant(k, v, n, VK_ROW_C, i64, long_tpr[i], 32, long_tpr[i], nm[i]);
     v[*n - 1].vw = vw;
-    v[*n - 1].cl = cl[i];
+    v[*n - 1].cl = long_cl[i];
+}
+
+/* The add_long_row variant that holds a static row of len elements (at
+ * most FUSE_ROW_CLUSTER_MAX, the last one's 32 elements a thread). */
+static int long_row_for(int64_t len)
+{
+    int i = 0;
+    while (i < 3 && (int64_t)long_tpr[i] * 32 * long_cl[i] < len)
+        i++;
+    if ((int64_t)long_tpr[i] * 32 * long_cl[i] < len || (int64_t)long_tpr[3] * 32 * long_cl[3] != FUSE_ROW_CLUSTER_MAX)
+        ICE("no long-row variant holds the row");
+    return i;
 }
 
 /* the exactly sized variant of a static row: span elements (the row, plus
@@ -1690,7 +1702,7 @@ static int plan_variants(KCtx *c, Variant *v)
              * kernel has its cluster width) */
             int vw = row_vec_width(c);
             if (vw > 1 && rl % vw == 0)
-                add_long_row(k, v, &n, i64, vw, rl <= 32768 ? 0 : rl <= 65536 ? 1 : rl <= 131072 ? 2 : 3);
+                add_long_row(k, v, &n, i64, vw, long_row_for(rl));
         } else if (k->kind == KK_ROW && cache && rl < 0) {
             /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
              * 32768 elements (as the static rows), picked at launch.  Rows

@@ -17,12 +17,14 @@ import argparse
 import ctypes
 import ctypes.util
 import os
-import re
 import statistics
 import struct
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nvrtc_compile_times import kernel_names  # noqa: E402  (the same kernel list)
 
 
 def load_nvrtc():
@@ -96,8 +98,7 @@ def main():
         k = subprocess.run([a.fusec, "--target=nvrtc", "--emit=kernels", f], capture_output=True, text=True)
         if c.returncode or k.returncode:
             sys.exit("nvrtc_same_sass: fusec failed on %s:\n%s" % (f, (c.stderr or k.stderr)[-2000:]))
-        m = re.search(r"fusec_kernel_names\[\] = \{(.*?)\};", c.stdout, re.S)
-        names = re.findall(r'"([^"]+)"', m.group(1)) if m else []
+        names = kernel_names(c.stdout)
         src = k.stdout.encode()
         for i, name in enumerate(names):
             opts = base + ["-DFUSERT_KERNEL=%d" % i]
