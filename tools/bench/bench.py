@@ -14,7 +14,8 @@ the host in batches (block_until_ready), as BENCHMARKS.md does.
 
 Usage (on the GPU machine, from the repository root):
   python3 tools/bench/bench.py --fusec build/fusec --runtime-lib build/runtime \
-      [--cases sum_abs,softmax_rows] [--dtypes f32,bf16,f16] [--scale] \
+      [--cases sum_abs,softmax_rows] [--dtypes f32,bf16,f16] \
+      [--scale [--scale-cases softmax_rows] [--scale-powers 26,28]] \
       [--sweep [--sweep-cases softmax_rows,rmsnorm] [--sweep-dtypes f32,bf16]] [--reps 30] [--json out.json] [--md out.md]
 Prints a table: median us, GB/s, % of copy bandwidth, ratio to the best peer,
 kernels per call.
@@ -354,6 +355,10 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--skip", default="", help="comma list of variants to skip: fusec_nvrtc,fusec_sym,nofusion,compile,jax")
     ap.add_argument("--scale", action="store_true", help="also run elementwise/reduce cases at 2^20, 2^24, 2^28 elements")
+    ap.add_argument("--scale-cases", default="chain12,sum_abs,softmax_rows",
+                    help="the cases --scale runs (comma list)")
+    ap.add_argument("--scale-powers", default="20,24,28",
+                    help="the sizes --scale runs, as powers of two of the element count (comma list)")
     ap.add_argument("--sweep-cases", default="softmax_rows,layernorm_rows,rmsnorm,bias_relu,colsum",
                     help="the cases --sweep runs")
     ap.add_argument("--sweep-sizes", default="64,96,128,333,768,1000,1536,2048,3001,4096,6144,8192,12000,16384,32000",
@@ -370,6 +375,15 @@ def main():
     for dt in args.sweep_dtypes.split(","):
         if dt not in DTYPES:
             ap.error("--sweep-dtypes: %r is not one of %s" % (dt, ", ".join(sorted(DTYPES))))
+    for name in filter(None, args.scale_cases.split(",")):
+        if name not in CASES:
+            ap.error("--scale-cases: %r is not one of %s" % (name, ", ".join(CASES)))
+    try:
+        scale_powers = [int(v) for v in args.scale_powers.split(",")]
+    except ValueError:
+        ap.error("--scale-powers: %r is not a comma list of integers" % args.scale_powers)
+    if any(p < 10 or p > 30 for p in scale_powers):
+        ap.error("--scale-powers: each power must lie in 10..30")
     torch.backends.cuda.matmul.allow_tf32 = False
     workdir = args.workdir or tempfile.mkdtemp(prefix="fusec-bench-")
     os.makedirs(workdir, exist_ok=True)
@@ -385,8 +399,8 @@ def main():
             run_case(args, name, CASES[name], dt, dict(CASES[name]["dims"]), workdir, copy_gbs, rows)
             torch.cuda.empty_cache()
     if args.scale:
-        for name in ("chain12", "sum_abs", "softmax_rows"):
-            for p in (20, 24, 28):
+        for name in filter(None, args.scale_cases.split(",")):
+            for p in scale_powers:
                 dims = dict(CASES[name]["dims"])
                 if "M" in dims and len(dims) == 2:
                     dims["N"] = (1 << p) // dims["M"]
