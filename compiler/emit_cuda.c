@@ -1582,6 +1582,20 @@ static int row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen)
     return 1;
 }
 
+/* The bytes a row kernel reads and writes for each element of a row: the
+ * row-shaped inputs it keeps on chip and the row-shaped outputs (at least 1). */
+static int row_elem_bytes(KCtx *c)
+{
+    int n = 0;
+    for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
+        Access x;
+        char p[32];
+        if (row_shaped(c, a, &x, p, sizeof p))
+            n += dtype_size(MDT(c, x.node));
+    }
+    return n > 0 ? n : 1;
+}
+
 static int row_windowable(KCtx *c)
 {
     if (row_vec_width(c) <= 1)
@@ -3782,6 +3796,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
                     " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
         buf_puts(b, "    int64_t blocks;\n");
+        const int ebytes = row_elem_bytes(c);
         /* on-chip variants first, then warp per row, then block per row */
         int win_checked = 0;
         for (int i = 0; i < nv; i++) {
@@ -3820,7 +3835,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                                v[i].name, i);
                     buf_puts(b, "        if (cst != FUSERT_SUCCESS)\n            return cst;\n    }\n");
                     buf_printf(b, "    if (clw%d == %d) {\n", i, v[i].cl);
-                    buf_printf(b, "        blocks = nrows * %d;\n", v[i].cl);
+                    buf_puts(b, "        blocks = nrows;\n");
                 } else if (v[i].vw > 1) {
                     /* 16-byte row accesses: whole vectors per row, aligned rows */
                     host_row_vec_check(c, b, i, v[i].vw);
@@ -3852,7 +3867,18 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
                 continue;
             }
-            buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
+            if (v[i].kind == VK_ROW_C) {
+                /* blocks holds groups of rows (one row for a cluster, else
+                 * the block's rows); the grid follows from their bytes */
+                int gr = v[i].cl > 1 ? 1 : v[i].bs / v[i].tpr;
+                buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %d, sm_count, %d);\n", gr * ebytes,
+                           v[i].bs, v[i].cl);
+            } else {
+                /* a row reduction, a warp a row: the grid fzk_row_grid
+                 * replaced for the kernels above was not measured on these
+                 * (docs/benchmarks.md, eleventh session), so they keep it */
+                buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
+            }
             char bs[16];
             snprintf(bs, sizeof bs, "%d", v[i].bs);
             host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
@@ -3884,11 +3910,51 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "        sh++;\n"
              "    *s = sh;\n"
              "    *m = (unsigned)(((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d) / (uint64_t)d + 1);\n"
+             "}\n");
+    buf_puts(out,
+             "/* fzk_row_grid: the grid of a row kernel for n groups of rows (the rows\n"
+             " * a block of bs threads takes at once, or one row for a cluster of g\n"
+             " * blocks) that read and write gbytes each.  A block takes groups in\n"
+             " * turn until its threads have moved about FZK_ROW_THREAD_BYTES each,\n"
+             " * so short rows share a block's start-up, but the grid keeps 32 blocks\n"
+             " * a multiprocessor while there are groups for them (a full machine of\n"
+             " * blocks of 64 threads); past that it grows with the rows.  It was at\n"
+             " * most 256 blocks a multiprocessor: at 262144 softmax rows of 1024 f32\n"
+             " * (H200) each block then took 8 rows in turn and the last ones ran on\n"
+             " * alone, 523.3 us against 507.4 now.  A block a group for every length\n"
+             " * was slower for short rows (2^26 elements: 333 f32 157.6 -> 167.6 us,\n"
+             " * 64 bf16 91.0 -> 98.9), and 12288 bytes a block whatever its size\n"
+             " * slowed static rows of 1024 bf16 in blocks of 32 (68.0 -> 69.6 us)\n"
+             " * (docs/benchmarks.md, eleventh session).  FZK_ROW_GRID_MAX(sms)\n"
+             " * bounds the grid: 2^30 keeps gridDim.x in range; a build may define\n"
+             " * it smaller to have blocks loop over more rows, as tests do. */\n"
+             "#ifndef FZK_ROW_THREAD_BYTES\n"
+             "#define FZK_ROW_THREAD_BYTES 96\n"
+             "#endif\n"
+             "#ifndef FZK_ROW_GRID_MAX\n"
+             "#define FZK_ROW_GRID_MAX(sms) ((int64_t)1 << 30)\n"
+             "#endif\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
+             "{\n"
+             "    int64_t k = gbytes > 0 ? (int64_t)FZK_ROW_THREAD_BYTES * bs / gbytes : 1;\n"
+             "    const int64_t lo = (int64_t)sms * 32;\n"
+             "    int64_t cap = (int64_t)(FZK_ROW_GRID_MAX(sms));\n"
+             "    if (k < 1)\n"
+             "        k = 1;\n"
+             "    if (cap > ((int64_t)1 << 30))\n"
+             "        cap = (int64_t)1 << 30;\n"
+             "    cap = cap / g * g;\n"
+             "    if (cap < g)\n"
+             "        cap = g;\n"
+             "    int64_t m = (n + k - 1) / k;\n"
+             "    if (m < lo)\n"
+             "        m = n < lo ? n : lo;\n"
+             "    return m < cap / g ? m * g : cap;\n"
              "}\n"
              "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
              " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
              " * up to 512, 2^18 partial states at most.  On the H200, 96 columns in\n"
-             " * 64 blocks ran at 20%% of copy, in 2048 at 43%%, in 512 at 69%% (the\n"
+             " * 64 blocks ran at 20% of copy, in 2048 at 43%, in 512 at 69% (the\n"
              " * last block's combine of 2048 partials a column cost more than the\n"
              " * wider split won).  Past two tiles the\n"
              " * launch aims at one wave of four blocks per multiprocessor instead:\n"

@@ -55,6 +55,12 @@
 
 #define FUSEC_EMULATE 1
 
+/* Row launches: at most 256 blocks a multiprocessor (the generated code
+ * bounds its grid only at 2^30 blocks; fzk_row_grid), so that with the few
+ * multiprocessors emulated (FZ_EMU_SMS) blocks take rows in turn and the
+ * row loops of every row kernel, a cluster's included, run. */
+#define FZK_ROW_GRID_MAX(sms) ((int64_t)(sms) * 256)
+
 /* ---- keywords ---------------------------------------------------------- */
 #define __global__
 #define __device__
