@@ -354,7 +354,8 @@ def main():
     ap.add_argument("--dtypes", default="f32")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--skip", default="", help="comma list of variants to skip: fusec_nvrtc,fusec_sym,nofusion,compile,jax")
-    ap.add_argument("--scale", action="store_true", help="also run elementwise/reduce cases at 2^20, 2^24, 2^28 elements")
+    ap.add_argument("--scale", action="store_true",
+                    help="also run --scale-cases at 2^p elements for each p of --scale-powers")
     ap.add_argument("--scale-cases", default="chain12,sum_abs,softmax_rows",
                     help="the cases --scale runs (comma list)")
     ap.add_argument("--scale-powers", default="20,24,28",
@@ -372,12 +373,19 @@ def main():
     ap.add_argument("--workdir")
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
-    for dt in args.sweep_dtypes.split(","):
-        if dt not in DTYPES:
-            ap.error("--sweep-dtypes: %r is not one of %s" % (dt, ", ".join(sorted(DTYPES))))
-    for name in filter(None, args.scale_cases.split(",")):
-        if name not in CASES:
-            ap.error("--scale-cases: %r is not one of %s" % (name, ", ".join(CASES)))
+
+    def names(flag, text, known):
+        """The comma list of option flag, each one of known (an error names the others)."""
+        out = list(filter(None, text.split(",")))
+        for v in out:
+            if v not in known:
+                ap.error("%s: %r is not one of %s" % (flag, v, ", ".join(sorted(known))))
+        return out
+    cases = names("--cases", args.cases, CASES)
+    dtypes = names("--dtypes", args.dtypes, DTYPES)
+    sweep_cases = names("--sweep-cases", args.sweep_cases, CASES)
+    sweep_dtypes = names("--sweep-dtypes", args.sweep_dtypes, DTYPES)
+    scale_cases = names("--scale-cases", args.scale_cases, CASES)
     try:
         scale_powers = [int(v) for v in args.scale_powers.split(",")]
     except ValueError:
@@ -392,14 +400,14 @@ def main():
     copy_gbs, copy_us = copy_reference(args.reps)
     header(copy_gbs, copy_us)
     rows = []
-    for dt in args.dtypes.split(","):
-        for name in filter(None, args.cases.split(",")):
+    for dt in dtypes:
+        for name in cases:
             if dt != "f32" and name not in ("bias_relu", "softmax_rows", "layernorm_rows"):
                 continue
             run_case(args, name, CASES[name], dt, dict(CASES[name]["dims"]), workdir, copy_gbs, rows)
             torch.cuda.empty_cache()
     if args.scale:
-        for name in filter(None, args.scale_cases.split(",")):
+        for name in scale_cases:
             for p in scale_powers:
                 dims = dict(CASES[name]["dims"])
                 if "M" in dims and len(dims) == 2:
@@ -416,8 +424,8 @@ def main():
         # % of copy from one size to the next.
         sk = set(args.skip) | {"fusec", "fusec_nvrtc", "nofusion", "jax", "compile"}
         saved, args.skip = args.skip, sk
-        for dt in args.sweep_dtypes.split(","):
-            for name in args.sweep_cases.split(","):
+        for dt in sweep_dtypes:
+            for name in sweep_cases:
                 for m in (int(v) for v in args.sweep_sizes.split(",")):
                     dims = dict(CASES[name]["dims"])
                     inner = "D" if "D" in dims else "M"
