@@ -59,7 +59,7 @@ typedef struct Access {
     int8_t map[IR_MAX_RANK];
 } Access;
 
-enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 24 };
+enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 32 };
 
 typedef struct KCtx {
     const IrFunc *f;
@@ -100,6 +100,9 @@ typedef struct KCtx {
                                   * offset read as aligned vectors (row_windowable) */
     int cluster;                 /* the cached row body takes CL: a row split over the
                                   * CL blocks of a cluster, [rlo, rhi) each */
+    int smem;                    /* the cached row body keeps the row in dynamic shared
+                                  * memory (`_rs_body`, the `_rsm` variants): CAP is
+                                  * the row's, element k of a lane at xc<a>[k * TPR] */
     int loopvec;                 /* the looped row body reads V-element vectors
                                   * (`_rlv_body`, the `_blockv` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
@@ -173,6 +176,16 @@ static const char *ctype(DType t)
     case DT_F16: case DT_BF16: case DT_F32: return "float";
     case DT_F64: return "double";
     default: unreachable();
+    }
+}
+
+/* bytes of the compute type (ctype) */
+static int ctype_bytes(DType t)
+{
+    switch (t) {
+    case DT_BOOL: return 1;
+    case DT_I64: case DT_F64: return 8;
+    default: return 4;
     }
 }
 
@@ -481,6 +494,18 @@ static int acc_cached(const KCtx *c, const Access *a)
                 kept = 1;
         }
     return r && kept;
+}
+
+/* Element k of cached access a's row cache: a register array (xc<a>[k]),
+ * or in shared memory (c->smem) the lane's k-th word, lanes interleaved,
+ * so the 32 lanes of a warp reading one k touch 32 consecutive words (no
+ * bank conflicts, no padding) */
+static void xc_ref(const KCtx *c, Buf *b, int a, const char *k)
+{
+    if (c->smem)
+        buf_printf(b, "xc%d[(%s) * TPR]", a, k);
+    else
+        buf_printf(b, "xc%d[%s]", a, k);
 }
 
 /* Row kernels: an input that varies only along the (single, innermost)
@@ -875,7 +900,10 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
     if (c->rowcache && c->xc_e == n && map_eq(n, c->xc_emap, map)) {
         /* the last round left this value in the row cache */
         Inst *in = new_inst(c, n, map);
-        line(c, "const %s %s = xc%d[k];", ctype(n->dtype), in->name, c->xc_slot);
+        Buf x = {0};
+        xc_ref(c, &x, c->xc_slot, "k");
+        line(c, "const %s %s = %s;", ctype(n->dtype), in->name, x.data);
+        buf_free(&x);
         return in->name;
     }
     const char *itype = "I";
@@ -891,7 +919,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         else if (c->loopvld && acc_cached(c, &c->acc[a]))
             buf_printf(&e, "t%d.v[j]", a);
         else if (c->rowcache && acc_cached(c, &c->acc[a])) {
-            buf_printf(&e, "xc%d[k]", a);
+            xc_ref(c, &e, a, "k");
             converted = 1;
         } else if (c->rowvw && acc_rowvec(c, &c->acc[a], c->rowvw)) {
             buf_printf(&e, "vb%d.v[j]", a);
@@ -1259,6 +1287,7 @@ typedef struct Variant {
     int vw;   /* cached row kernels: elements per vector access */
     int sh;   /* cached row kernels: windowed (SH), rows at any element offset */
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
+    int sm;   /* cached row kernels: the row in dynamic shared memory (cap: at most) */
     char name[200];
 } Variant;
 
@@ -1430,6 +1459,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->vw = 1;
     x->sh = 0;
     x->cl = 1;
+    x->sm = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
@@ -1487,6 +1517,59 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
     add_variant(k, v, n, VK_ROW_C, i64, tpr, cap, bs, suffix);
     v[*n - 1].vw = vw;
     v[*n - 1].sh = sh;
+}
+
+/* Rows past the register-held variants, up to what a block's shared memory
+ * holds (the launcher asks the device): a block a row, the row read once
+ * into dynamic shared memory, then reduced and written from there.
+ * Without it odd rows past 16384 (a vocabulary of 50257) and rows where no
+ * cluster launch is possible (before sm_90) took the looped kernel, which
+ * reads the row from memory once per reduction round and once more to
+ * write it.  _rsm: rows of whole aligned vectors; _rsmw: windowed
+ * (row_windowable), rows at any element offset.  Blocks of 512 threads
+ * where two rows fit a multiprocessor's shared memory (_rsmw512), else of
+ * 1024.  On the H200 (fusec symbolic, 2^26 f32
+ * elements, rows of 16387 / 25001 / 40001 / 50257, us): softmax looped
+ * 316 / 348 / 379 / 430, 1024 threads 352 / 326 / 286 / 293, 512 threads
+ * 244 / 236 / 351 / 366; layernorm 329 / 355 / 382 / 439, 344 / 340 / 294
+ * / 312, 247 / 242 / 386 / 408; rmsnorm 255 / 281 / 312 / 348, 260 / 256 /
+ * 238 / 248, 211 / 232 / 330 / 349.  Not for 2-byte elements, which the
+ * cache holds as f32: in bf16 the looped kernel was faster at every one of
+ * those lengths (softmax 158 / 217 / 237 / 254 against at best 224 / 237 /
+ * 258 / 256; its rows, half the bytes, are read again from L2). */
+enum {
+    /* room left for the kernel's static shared memory (fz_block_reduce's
+     * warp partials, 32 states a reduction) */
+    SMEM_ROW_STATIC = 4096,
+    /* the launcher asks the device only when the row could fit the
+     * largest opt-in limit (sm_90: 227 KiB) */
+    SMEM_ROW_MAX_OPTIN = 232448
+};
+static int row_vec_width(KCtx *c);
+static int row_windowable(KCtx *c);
+static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
+{
+    int vw = row_vec_width(c);
+    if (vw <= 1)
+        return;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a]) &&
+            dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype))
+            return;
+    static const int tpr[2] = {512, 1024};
+    static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
+    for (int w = 0; w < 2; w++) {
+        if (w == 0 ? !(rl < 0 || rl % vw == 0) : !((rl < 0 || rl % vw != 0) && row_windowable(c)))
+            continue;
+        /* aligned rows short enough for two a multiprocessor (28672 f32)
+         * are held in registers (_r32768): no _rsm512 */
+        for (int t = w == 0; t < 2; t++) {
+            add_variant(c->k, v, n, VK_ROW_C, i64, tpr[t], 0, tpr[t], nm[w][t]);
+            v[*n - 1].vw = vw;
+            v[*n - 1].sm = 1;
+            v[*n - 1].sh = w;
+        }
+    }
 }
 
 static int need_decompose(const KCtx *c);
@@ -1813,6 +1896,8 @@ static int plan_variants(KCtx *c, Variant *v)
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
+        if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
+            add_smem_rows(c, v, &n, i64, rl);
         /* rows past the on-chip ones, when they are whole aligned vectors
          * and few (the launcher): the looped body with 16-byte accesses.
          * Element loads (_block) keep few bytes in flight: on the H200,
@@ -2477,7 +2562,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
     Buf *outer = NULL;
     if (cached) {
         /* V contiguous elements per lane and step: 16-byte accesses */
-        line(c, "#pragma unroll");
+        line(c, c->smem ? "#pragma unroll 4" : "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
         line(c, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
@@ -2643,7 +2728,10 @@ static void row_cache_rewrite(KCtx *c, int from)
         }
         if (!covers)
             continue;
-        line(c, "xc%d[k] = %s; /* the output pass reads it here */", slot, c->inst[i].name);
+        Buf ref = {0};
+        xc_ref(c, &ref, slot, "k");
+        line(c, "%s = %s; /* the output pass reads it here */", ref.data, c->inst[i].name);
+        buf_free(&ref);
         c->xc_e = e;
         memcpy(c->xc_emap, c->inst[i].map, sizeof c->xc_emap);
         c->xc_slot = slot;
@@ -2664,7 +2752,9 @@ static void emit_row_body(KCtx *c, int cached)
     Buf ps = {0};
     body_params(c, &ps, NULL);
     reset_point(c);
-    if (cached)
+    if (cached && c->smem)
+        line(c, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
+    else if (cached)
         line(c, "template <class I, int TPR, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
              c->cluster ? ", int CL" : "");
     else if (c->loopvec)
@@ -2672,7 +2762,7 @@ static void emit_row_body(KCtx *c, int cached)
     else
         line(c, "template <class I, int TPR, int BS>");
     line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name,
-         cached ? "rc" : c->loopvec ? "rlv" : "rl", ps.data);
+         cached ? (c->smem ? "rs" : "rc") : c->loopvec ? "rlv" : "rl", ps.data);
     line(c, "{");
     open_scope(c);
     emit_group_sizes(c);
@@ -2683,6 +2773,21 @@ static void emit_row_body(KCtx *c, int cached)
     line(c, "const I R = %s; /* elements per row */", rr.data);
     line(c, "const int lane = (int)(threadIdx.x %% TPR);");
     line(c, "const I rows_per_block = BS / TPR;");
+    if (cached && c->smem) {
+        /* the row in dynamic shared memory, CAP elements a lane (the
+         * launcher's shared bytes are TPR * CAP times the cached accesses'
+         * element sizes); each lane touches only its own words, so rows
+         * follow each other without a barrier */
+        line(c, "const int CAP = (int)((R + %s(I)TPR * V - 1) / ((I)TPR * V)) * V;", c->window ? "(SH ? V - 1 : 0) + " : "");
+        line(c, "unsigned char *fz_sp = FZ_DYN_SMEM;");
+        for (int a = 0; a < c->nacc; a++)
+            if (acc_cached(c, &c->acc[a])) {
+                const char *t = ctype(c->acc[a].node->dtype);
+                line(c, "%s *const xc%d = (%s *)fz_sp + lane;", t, a, t);
+                line(c, "fz_sp += (size_t)TPR * CAP * sizeof(%s);", t);
+            }
+        line(c, "(void)fz_sp;");
+    }
     /* a cluster's row: CL blocks, consecutive in x, hold one row */
     const char *bx = cached && c->cluster ? "(blockIdx.x / CL)" : "blockIdx.x";
     const char *gx = cached && c->cluster ? "(gridDim.x / CL)" : "gridDim.x";
@@ -2718,8 +2823,8 @@ static void emit_row_body(KCtx *c, int cached)
         decompose(c, "row", 0);
     }
     if (cached) {
-        /* read the row once into registers */
-        for (int a = 0; a < c->nacc; a++)
+        /* read the row once into registers (or shared memory) */
+        for (int a = 0; a < c->nacc && !c->smem; a++)
             if (acc_cached(c, &c->acc[a]))
                 line(c, "%s xc%d[CAP];", ctype(c->acc[a].node->dtype), a);
         const char *RR = row_end(c);
@@ -2748,7 +2853,7 @@ static void emit_row_body(KCtx *c, int cached)
                  c->inbuf[c->acc[a0].node->id], off.data, stype(MDT(c, c->acc[a0].node)));
             buf_free(&off);
         }
-        line(c, "#pragma unroll");
+        line(c, c->smem ? "#pragma unroll 4" : "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
         line(c, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
@@ -2764,9 +2869,12 @@ static void emit_row_body(KCtx *c, int cached)
                 row_vec_load(c, a);
                 buf_printf(&e, "t%d.v[j]", a);
                 load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                Buf x = {0};
+                xc_ref(c, &x, a, "kk * V + j");
                 line(c, "#pragma unroll");
                 line(c, "for (int j = 0; j < V; j++)");
-                line(c, "    xc%d[kk * V + j] = %s;", a, cv.data);
+                line(c, "    %s = %s;", x.data, cv.data);
+                buf_free(&x);
                 buf_free(&e);
                 buf_free(&cv);
             }
@@ -2786,7 +2894,10 @@ static void emit_row_body(KCtx *c, int cached)
                     acc_offset(c, &c->acc[a], "I", &off);
                     buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
                     load_conv(&cv, MDT(c, c->acc[a].node), e.data);
-                    line(c, "xc%d[kk * V + j] = r >= 0 && r < %s ? %s : 0;", a, RR, cv.data);
+                    Buf x = {0};
+                    xc_ref(c, &x, a, "kk * V + j");
+                    line(c, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
+                    buf_free(&x);
                     buf_free(&off);
                     buf_free(&e);
                     buf_free(&cv);
@@ -2800,8 +2911,12 @@ static void emit_row_body(KCtx *c, int cached)
         line(c, "for (int j = 0; j < V; j++) {");
         open_scope(c);
         for (int a = 0; a < c->nacc; a++)
-            if (acc_cached(c, &c->acc[a]))
-                line(c, "xc%d[kk * V + j] = 0;", a);
+            if (acc_cached(c, &c->acc[a])) {
+                Buf x = {0};
+                xc_ref(c, &x, a, "kk * V + j");
+                line(c, "%s = 0;", x.data);
+                buf_free(&x);
+            }
         close_scope(c);
         close_scope(c);
         close_scope(c);
@@ -3421,7 +3536,14 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         const char *I = v[i].i64 ? "long long" : "int";
         if (guard)
             line(c, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
-        if (v[i].kind == VK_ROW_C && v[i].cl > 1)
+        if (v[i].kind == VK_ROW_C && v[i].sm)
+            /* a block a row, its row in shared memory: with only the
+             * block size (1024) ptxas held the windowed bf16 body to 32
+             * registers and spilled 80 bytes a thread (sm_90); (1024, 1)
+             * gives it 46 and no spill */
+            line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
+                 v[i].name, ps.data);
+        else if (v[i].kind == VK_ROW_C && v[i].cl > 1)
             /* two blocks of 512 a multiprocessor (64 registers): one loads
              * while the other reduces and writes (layernorm's took 86
              * registers unbounded) */
@@ -3437,6 +3559,11 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         case VK_ROW_C: {
             char extra[32] = "";
             int ne = 0;
+            if (v[i].sm) {
+                line(c, "    %s_rs_body<%s, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw,
+                     c->window ? (v[i].sh ? ", true" : ", false") : "", as.data);
+                break;
+            }
             if (c->window)
                 ne += snprintf(extra + ne, sizeof extra - (size_t)ne, ", %s", v[i].sh ? "true" : "false");
             if (c->cluster)
@@ -3462,6 +3589,25 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     buf_free(&as);
 }
 
+/* Does any kernel of the module have a variant with the row in shared memory? */
+static int any_smem_variant(Plan **plans, int nplans, const EmitOptions *o)
+{
+    int any = 0;
+    for (int p = 0; p < nplans && !any; p++)
+        for (int ki = 0; ki < plans[p]->nkernels && !any; ki++) {
+            KCtx c;
+            Buf dummy = {0};
+            kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
+            Variant v[MAX_VARIANTS];
+            int nv = plan_variants(&c, v);
+            for (int i = 0; i < nv; i++)
+                any |= v[i].kind == VK_ROW_C && v[i].sm;
+            kctx_free(&c);
+            buf_free(&dummy);
+        }
+    return any;
+}
+
 /* The device source of a module: the preamble, then per kernel its comment,
  * template bodies and extern "C" wrappers (one per variant). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
@@ -3474,6 +3620,13 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
             any_atomic = emit_cuda_combine(plans[p]->fn, &plans[p]->kernels[ki], 1, NULL, 0) == COMBINE_ATOMIC;
     for (int i = 0; any_atomic && atomic_preamble[i]; i++)
         buf_puts(out, atomic_preamble[i]);
+    if (any_smem_variant(plans, nplans, o))
+        buf_puts(out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
+                      " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
+                      "#ifndef FZ_DYN_SMEM\n"
+                      "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
+                      "#define FZ_DYN_SMEM fz_dyn_smem\n"
+                      "#endif\n");
     int kindex = 0; /* K_INDEX of the kernel's first variant */
     for (int p = 0; p < nplans; p++) {
         const Plan *pl = plans[p];
@@ -3492,15 +3645,26 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
             else if (!is_row_scheme(k))
                 emit_scalar_body(&c);
             else {
-                int cached = 0;
+                int cached = 0, smem = 0;
                 for (int i = 0; i < nv; i++) {
-                    cached |= v[i].kind == VK_ROW_C;
+                    cached |= v[i].kind == VK_ROW_C && !v[i].sm;
+                    smem |= v[i].kind == VK_ROW_C && v[i].sm;
                     c.subwarp |= v[i].kind == VK_ROW_C && v[i].tpr < 32;
                     c.window |= v[i].kind == VK_ROW_C && v[i].sh;
                     c.cluster |= v[i].kind == VK_ROW_C && v[i].cl > 1;
                 }
                 if (cached)
                     emit_row_body(&c, 1);
+                if (smem) {
+                    /* a block a row (TPR == BS), no cluster */
+                    int sw = c.subwarp, cl = c.cluster;
+                    c.subwarp = c.cluster = 0;
+                    c.smem = 1;
+                    emit_row_body(&c, 1);
+                    c.smem = 0;
+                    c.subwarp = sw;
+                    c.cluster = cl;
+                }
                 emit_row_body(&c, 0);
                 for (int i = 0; i < nv; i++)
                     if (v[i].kind == VK_ROW_L && v[i].vw > 1) {
@@ -3799,16 +3963,17 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         const int ebytes = row_elem_bytes(c);
         /* on-chip variants first, then warp per row, then block per row */
         int win_checked = 0;
+        char rv[32];
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                if (v[i].sh) {
+                if (v[i].sh && !win_checked) {
                     /* windowed: every row-shaped pointer at the same element
                      * offset modulo the vector, so one shift serves them all
-                     * (checked once); the row plus its shift fits */
+                     * (checked once) */
                     int first = 1;
-                    for (int a = 0; !win_checked && a < c->nacc + k->noutputs; a++) {
+                    for (int a = 0; a < c->nacc + k->noutputs; a++) {
                         Access x;
                         char p[32];
                         if (!row_shaped(c, a, &x, p, sizeof p))
@@ -3823,6 +3988,44 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                         first = 0;
                     }
                     win_checked = 1;
+                }
+                if (v[i].sm) {
+                    /* the row in shared memory: CAP elements a thread (as
+                     * the kernel computes it), when the device lets a block
+                     * have them beside its static shared memory */
+                    int bytes = 0;
+                    for (int a = 0; a < c->nacc; a++)
+                        if (acc_cached(c, &c->acc[a]))
+                            bytes += ctype_bytes(c->acc[a].node->dtype);
+                    int span = v[i].tpr * v[i].vw;
+                    if (v[i].sh)
+                        buf_printf(b, "    const int64_t smb%d = (rlen + %d + %d) / %d * %d;\n", i,
+                                   v[i].vw - 1, span - 1, span, span * bytes);
+                    else {
+                        host_row_vec_check(c, b, i, v[i].vw);
+                        buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i, span - 1, span,
+                                   span * bytes);
+                    }
+                    /* blocks of 512 only where two fit a multiprocessor */
+                    int per = 1024 / v[i].bs;
+                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond,
+                               v[i].sh ? "rwin" : (snprintf(rv, sizeof rv, "rvec%d", i), rv), per, i,
+                               SMEM_ROW_STATIC, SMEM_ROW_MAX_OPTIN);
+                    buf_puts(b, "        int smo = 0;\n"
+                                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
+                                "        if (sst != FUSERT_SUCCESS)\n"
+                                "            return sst;\n");
+                    buf_printf(b, "        if (%d * (smb%d + %d) <= smo && smb%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
+                               per, i, SMEM_ROW_STATIC, i);
+                    buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
+                               v[i].bs);
+                    buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
+                                  "stream, args);\n", base + i, v[i].name, v[i].bs, i);
+                    buf_puts(b, "        }\n    }\n");
+                    continue;
+                }
+                if (v[i].sh) {
+                    /* the row plus its shift fits */
                     buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
                 } else if (v[i].cl > 1) {
                     /* a row over the blocks of a cluster: whole aligned
@@ -3933,6 +4136,13 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "#endif\n"
              "#ifndef FZK_ROW_GRID_MAX\n"
              "#define FZK_ROW_GRID_MAX(sms) ((int64_t)1 << 30)\n"
+             "#endif\n"
+             "/* FZK_ROW_SMEM_MAX: the most dynamic shared memory a row kernel takes\n"
+             " * to hold its row (the _rsm variants), beside the device's own limit; a\n"
+             " * build may define it 0 to keep such rows on the looped kernel, as\n"
+             " * tests do. */\n"
+             "#ifndef FZK_ROW_SMEM_MAX\n"
+             "#define FZK_ROW_SMEM_MAX 2147483647\n"
              "#endif\n"
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
              "{\n"

@@ -246,7 +246,20 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     const fusert_driver *d = fusert__driver();
     if (!d)
         return FUSERT_ERROR_NO_DEVICE;
-    CUresult r = d->LaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, shared_bytes,
+    CUresult r = CUDA_SUCCESS;
+    if (shared_bytes > 48 * 1024) {
+        /* past 48 KiB a kernel must opt in to its dynamic shared memory */
+        r = d->FuncSetAttribute ? d->FuncSetAttribute((CUfunction)fn,
+                                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      (int)shared_bytes)
+                                : CUDA_ERROR_NOT_SUPPORTED;
+        if (r != CUDA_SUCCESS) {
+            char what[96];
+            snprintf(what, sizeof what, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)", shared_bytes);
+            return fusert__cuda_error(FUSERT_ERROR_LAUNCH, r, what);
+        }
+    }
+    r = d->LaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, shared_bytes,
                                  (CUstream)stream, params, NULL);
     if (r != CUDA_SUCCESS) {
         char what[160];
@@ -296,6 +309,32 @@ fusert_status fusert_device_sm_count(int *count)
         atomic_store_explicit(&sm_counts[dev], n, memory_order_relaxed);
     }
     *count = n;
+    return FUSERT_SUCCESS;
+}
+
+static _Atomic int smem_optin[FUSERT_MAX_DEVICES]; /* 0: not asked yet */
+
+fusert_status fusert_device_shared_optin(int *bytes)
+{
+    if (!bytes)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_shared_optin: bytes is NULL");
+    const fusert_driver *d;
+    int dev;
+    fusert_status s = fusert__driver_device(&d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    int n = atomic_load_explicit(&smem_optin[dev], memory_order_relaxed);
+    if (n <= 0) {
+        CUresult r = d->DeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                           (CUdevice)dev);
+        if (r != CUDA_SUCCESS)
+            return fusert__cuda_error(FUSERT_ERROR_CUDA, r,
+                                      "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
+        if (!d->FuncSetAttribute && n > 48 * 1024)
+            n = 48 * 1024; /* no way to opt in */
+        atomic_store_explicit(&smem_optin[dev], n, memory_order_relaxed);
+    }
+    *bytes = n;
     return FUSERT_SUCCESS;
 }
 

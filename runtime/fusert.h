@@ -103,6 +103,11 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width);
 /* Multiprocessor count of the current device (cached per device). */
 fusert_status fusert_device_sm_count(int *count);
 
+/* The most shared memory, static and dynamic together, that one block of
+ * the current device may use once its kernel opts in (fusert_launch does
+ * that for launches past 48 KiB); cached per device. */
+fusert_status fusert_device_shared_optin(int *bytes);
+
 /* Stream-ordered scratch memory (cuMemAllocAsync / cuMemFreeAsync). */
 fusert_status fusert_alloc_async(void **ptr, size_t bytes, fusert_stream stream);
 fusert_status fusert_free_async(void *ptr, fusert_stream stream);

@@ -88,6 +88,11 @@ static void load_driver(void)
         p = dlsym(h, "cuFuncGetAttribute");
         if (p)
             memcpy(&drv.FuncGetAttribute, &p, sizeof p);
+        /* optional: without it no launch gets more than 48 KiB of dynamic
+         * shared memory (fusert_device_shared_optin then says 48 KiB) */
+        p = dlsym(h, "cuFuncSetAttribute");
+        if (p)
+            memcpy(&drv.FuncSetAttribute, &p, sizeof p);
     }
     CUresult r = drv.Init(0);
     if (r != CUDA_SUCCESS) {

@@ -43,6 +43,7 @@ typedef struct fusert_driver {
     /* optional (CUDA 12.0 drivers and later); NULL when missing */
     CUresult (*StreamGetId)(CUstream s, unsigned long long *id);
     CUresult (*FuncGetAttribute)(int *v, CUfunction_attribute a, CUfunction f); /* optional */
+    CUresult (*FuncSetAttribute)(CUfunction f, CUfunction_attribute a, int v);  /* optional */
 } fusert_driver;
 
 /* The loaded driver with cuInit(0) done, or NULL after recording

@@ -24,7 +24,7 @@ s/"[=+]*[a-z]"(\([A-Za-z_0-9]*\))/\1/g
 s/^\([[:space:]]*\)asm(\("[^"]*"\) : \([A-Za-z_0-9]*\) : \(.*\));/\1fz_emu_asm_op(\2, \3, \4);/
 }' "$cu"
     sed -n -e 's/^extern "C" __global__ void __launch_bounds__(\([0-9]*\)[, 0-9]*) FZ_CLUSTER(\([0-9]*\)) \([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL_CL(\3, \1, \2)/p' \
-        -e 's/^extern "C" __global__ void __launch_bounds__(\([0-9]*\)) \([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL_LB(\2, \1)/p' \
+        -e '/FZ_CLUSTER/!s/^extern "C" __global__ void __launch_bounds__(\([0-9]*\)[, 0-9]*) \([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL_LB(\2, \1)/p' \
         -e 's/^extern "C" __global__ void \([A-Za-z_][A-Za-z0-9_]*\)(.*/FZ_EMU_KERNEL(\1)/p' "$cu"
 } > "$wrap"
 ${CXX:-g++} -std=c++17 -O1 -fno-strict-aliasing -w -fPIC -shared -Wl,-Bsymbolic -Wl,-z,defs \

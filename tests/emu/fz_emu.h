@@ -70,6 +70,8 @@
 #define __launch_bounds__(...)
 #define __cluster_dims__(...) /* the width comes from FZ_EMU_KERNEL_CL */
 #define __shared__ static
+/* the generated code's dynamic shared memory: the running block's copy */
+#define FZ_DYN_SMEM (fz_emu::S.dsm_cur)
 #define __align__(n) __attribute__((aligned(n)))
 
 struct uint3 {
@@ -264,6 +266,11 @@ struct State {
     const char *kernel;
     int failed;
     char msg[1024];
+    /* dynamic shared memory: the launch's shared bytes for each block of
+     * the cluster (exact size, for ASan), the running block's */
+    unsigned char *dsm[8];
+    size_t dsm_bytes;
+    unsigned char *dsm_cur;
 };
 static State S;
 
@@ -568,6 +575,7 @@ static void use_block(const Blk *b, int r)
     S.f = S.fa + (size_t)r * S.n;
     S.w = S.wa + (size_t)r * ((S.n + 31) / 32);
     blockIdx = b->idx;
+    S.dsm_cur = S.dsm[r];
     S.live = b->live;
     S.block_arrived = b->block_arrived;
 }
@@ -583,6 +591,8 @@ static int run_cluster(unsigned long long li0, int reverse)
         b[r].reverse = reverse ^ (r & 1);
         b[r].live = S.n;
         b[r].block_arrived = 0;
+        if (S.dsm[r])
+            memset(S.dsm[r], 0xff, S.dsm_bytes); /* what a block finds: not zeros */
         use_block(&b[r], r);
         init_block();
     }
@@ -654,7 +664,7 @@ typedef enum cudaError {
     cudaErrorLaunchFailure = 719,
 } cudaError_t;
 typedef void *cudaStream_t;
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 namespace fz_emu {
@@ -756,6 +766,12 @@ static inline cudaError_t cudaGetDevice(int *dev)
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
 {
     (void)dev;
+    if (a == cudaDevAttrMaxSharedMemoryPerBlockOptin) {
+        /* an H200's, or FZ_EMU_SMEM_OPTIN bytes */
+        const char *e = getenv("FZ_EMU_SMEM_OPTIN");
+        *v = e && atoi(e) > 0 ? atoi(e) : 232448;
+        return cudaSuccess;
+    }
     if (a != cudaDevAttrMultiProcessorCount)
         return fz_emu::set(cudaErrorInvalidValue);
     const char *e = getenv("FZ_EMU_SMS");
@@ -869,6 +885,16 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
         snprintf(S.msg, sizeof S.msg, "%s: cannot allocate %llu fiber stacks", name, nt);
         return cudaErrorMemoryAllocation;
     }
+    for (int r = 0; r < 8; r++) {
+        free(S.dsm[r]);
+        S.dsm[r] = NULL;
+    }
+    S.dsm_bytes = shared_bytes;
+    for (int r = 0; r < cl && shared_bytes; r++)
+        if (!(S.dsm[r] = (unsigned char *)malloc(shared_bytes))) {
+            snprintf(S.msg, sizeof S.msg, "%s: cannot allocate %zu bytes of shared memory", name, shared_bytes);
+            return cudaErrorMemoryAllocation;
+        }
     S.n = (int)nt;
     S.cl = cl;
     S.body = body;

@@ -46,6 +46,7 @@ static int (*loads)(void), (*unloads)(void), (*live)(void);
 static int (*module_kernels)(void *f), (*function_device)(void *f);
 static const char *(*function_name)(void *f);
 static void (*use_device)(int d);
+static int (*max_dynamic_shared)(void *f);
 static int (*begin_capture)(void *stream, int mode);
 
 static void *sym(void *h, const char *name)
@@ -78,6 +79,7 @@ static void bind_fake(void)
     BIND(function_device, "fake_function_device");
     BIND(function_name, "fake_function_name");
     BIND(use_device, "fake_use_device");
+    BIND(max_dynamic_shared, "fake_function_max_dynamic_shared");
     BIND(begin_capture, "cuStreamBeginCapture_v2");
 #undef BIND
 }
@@ -255,6 +257,28 @@ static int all_zero(const void *p, size_t n)
     return p != NULL;
 }
 
+/* Past 48 KiB of dynamic shared memory a launch opts the kernel in first
+ * (the driver refuses it otherwise); the device's limit is asked once. */
+static void test_shared(void)
+{
+    static fusert_program prog = {.name = "perk_shared", .source = source, .kernels = names,
+                                  .nkernels = 3, .per_kernel = 1};
+    void *fn = NULL;
+    int optin = 0;
+    CHECK_STATUS(fusert_device_shared_optin(&optin), FUSERT_SUCCESS);
+    CHECK(optin == 232448, "opt-in limit %d", optin);
+    CHECK_STATUS(fusert_device_shared_optin(NULL), FUSERT_ERROR_NULL_POINTER);
+    CHECK_STATUS(fusert_program_kernel(&prog, 0, &fn), FUSERT_SUCCESS);
+    CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 48 * 1024, NULL, NULL), FUSERT_SUCCESS);
+    CHECK(max_dynamic_shared(fn) == 0, "opted in at 48 KiB: %d", max_dynamic_shared(fn));
+    CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 200000, NULL, NULL), FUSERT_SUCCESS);
+    CHECK(max_dynamic_shared(fn) == 200000, "opted in to %d", max_dynamic_shared(fn));
+    CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 232449, NULL, NULL), FUSERT_ERROR_LAUNCH);
+    printf("too much shared memory: %s\n", fusert_last_error());
+    CHECK(strstr(fusert_last_error(), "MAX_DYNAMIC_SHARED_SIZE_BYTES, 232449"), "message '%s'",
+          fusert_last_error());
+}
+
 static void test_zeroed(void)
 {
     void *a = NULL, *b = NULL, *c = NULL, *big = NULL, *cap = (void *)1;
@@ -302,6 +326,7 @@ int main(void)
     test_errors();
     test_capture();
     test_zeroed();
+    test_shared();
     rt_rmtree(dir);
     return rt_done("test_fusert_per_kernel");
 }

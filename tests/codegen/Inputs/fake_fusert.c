@@ -40,9 +40,11 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
                             fusert_stream stream, void **params)
 {
     (void)stream;
-    printf("fake: launch %s grid %u %u %u block %u %u %u%s\n", (const char *)fn, gx, gy, gz, bx,
+    printf("fake: launch %s grid %u %u %u block %u %u %u%s", (const char *)fn, gx, gy, gz, bx,
            by, bz, params ? "" : " (no params)");
-    (void)shared_bytes;
+    if (shared_bytes)
+        printf(" shared %u", shared_bytes);
+    printf("\n");
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bx * by * bz > 1024)
         return fusert_set_error(FUSERT_ERROR_LAUNCH, "fake: bad launch shape");
     return FUSERT_SUCCESS;
@@ -62,6 +64,12 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
     else if (len > 10 && strcmp(n + len - 9, "_r262144c") == 0)
         *width = 8;
     printf("fake: cluster width of %s: %d\n", n, *width);
+    return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_device_shared_optin(int *bytes)
+{
+    *bytes = 232448;
     return FUSERT_SUCCESS;
 }
 

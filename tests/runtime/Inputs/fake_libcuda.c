@@ -29,7 +29,11 @@
 typedef struct fake_function {
     struct fake_module *module;
     char name[128];
+    int max_dynamic_shared; /* cuFuncSetAttribute's MAX_DYNAMIC_SHARED_SIZE_BYTES */
 } fake_function;
+
+/* the opt-in limit of a block's shared memory, as an H200's */
+#define FAKE_SHARED_OPTIN 232448
 
 typedef struct fake_module {
     int device;
@@ -53,6 +57,7 @@ int fake_live_modules(void);
 int fake_function_module_kernels(CUfunction f);
 int fake_function_device(CUfunction f);
 const char *fake_function_name(CUfunction f);
+int fake_function_max_dynamic_shared(CUfunction f);
 void fake_use_device(int d);
 
 int fake_module_loads(void) { return __atomic_load_n(&loads, __ATOMIC_SEQ_CST); }
@@ -65,6 +70,10 @@ int fake_function_module_kernels(CUfunction f)
 }
 int fake_function_device(CUfunction f) { return f ? ((fake_function *)(void *)f)->module->device : -1; }
 const char *fake_function_name(CUfunction f) { return f ? ((fake_function *)(void *)f)->name : ""; }
+int fake_function_max_dynamic_shared(CUfunction f)
+{
+    return f ? ((fake_function *)(void *)f)->max_dynamic_shared : -1;
+}
 /* make device d's context current on this thread (cuCtxSetCurrent, typed) */
 void fake_use_device(int d) { current = (CUcontext)(void *)&contexts[d]; }
 
@@ -147,6 +156,8 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
         *v = 0;
     else if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         *v = 132;
+    else if (a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        *v = FAKE_SHARED_OPTIN;
     else
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
@@ -224,9 +235,24 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                         void **extra)
 {
-    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s;
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)s;
     (void)params, (void)extra;
-    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* as the driver: past 48 KiB only what the kernel opted in to */
+    if (shared > 48 * 1024 && (int)shared > ((fake_function *)(void *)f)->max_dynamic_shared)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 || v > FAKE_SHARED_OPTIN)
+        return CUDA_ERROR_INVALID_VALUE;
+    ((fake_function *)(void *)f)->max_dynamic_shared = v;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s)

@@ -1,0 +1,32 @@
+/* host_driver_row_smem.c -- calls the generated softmax (nvrtc target,
+ * linked with fake_fusert.c: 132 multiprocessors, 232448 bytes of shared
+ * memory a block) at rows that take the row held in shared memory or not;
+ * the fake prints each launch and its shared bytes.  The buffers are never
+ * read: the fake runs no kernel. */
+#include "softmax.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(void)
+{
+    static const struct {
+        int64_t n, m;
+        int off; /* both pointers this many elements into their buffers */
+    } cases[] = {
+        {4096, 16387, 0}, /* odd, two rows fit a multiprocessor: _rsmw512 */
+        {1335, 50257, 0}, /* odd, one row fits: _rsmw */
+        {3, 40000, 1},    /* whole vectors, one element off: _rsmw */
+        {3, 40000, 0},    /* aligned: the cluster (_r65536c) */
+        {3, 57343, 0},    /* odd, past what a block holds: looped (_block) */
+    };
+    float *x = aligned_alloc(256, 512), *y = aligned_alloc(256, 512);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        printf("-- N=%lld M=%lld offset %d\n", (long long)cases[i].n, (long long)cases[i].m, cases[i].off);
+        fusert_status st = softmax(x + cases[i].off, y + cases[i].off, cases[i].n, cases[i].m, NULL);
+        if (st != FUSERT_SUCCESS)
+            printf("%s: %s\n", fusert_status_name(st), fusert_last_error());
+    }
+    free(x);
+    free(y);
+    return 0;
+}
