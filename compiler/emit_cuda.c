@@ -1530,13 +1530,14 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
  * where two rows fit a multiprocessor's shared memory (_rsmw512), else of
  * 1024.  On the H200 (fusec symbolic, 2^26 f32
  * elements, rows of 16387 / 25001 / 40001 / 50257, us): softmax looped
- * 316 / 348 / 379 / 430, 1024 threads 352 / 326 / 286 / 293, 512 threads
+ * 316 / 348 / 379 / 430, 1024 threads 353 / 326 / 286 / 293, 512 threads
  * 244 / 236 / 351 / 366; layernorm 329 / 355 / 382 / 439, 344 / 340 / 294
- * / 312, 247 / 242 / 386 / 408; rmsnorm 255 / 281 / 312 / 348, 260 / 256 /
- * 238 / 248, 211 / 232 / 330 / 349.  Not for 2-byte elements, which the
- * cache holds as f32: in bf16 the looped kernel was faster at every one of
+ * / 312, 247 / 242 / 386 / 408; rmsnorm 255 / 281 / 312 / 348, 261 / 256 /
+ * 238 / 248, 211 / 232 / 329 / 350.  Not for 2-byte elements, which the
+ * cache holds as f32: in bf16 the looped kernel was as fast or faster at
  * those lengths (softmax 158 / 217 / 237 / 254 against at best 224 / 237 /
- * 258 / 256; its rows, half the bytes, are read again from L2). */
+ * 258 / 252; likely because its rows, half the bytes, are read again from
+ * L2; not profiled). */
 enum {
     /* room left for the kernel's static shared memory (fz_block_reduce's
      * warp partials, 32 states a reduction) */
@@ -3540,7 +3541,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             /* a block a row, its row in shared memory: with only the
              * block size (1024) ptxas held the windowed bf16 body to 32
              * registers and spilled 80 bytes a thread (sm_90); (1024, 1)
-             * gives it 46 and no spill */
+             * gives it 46 and no spill; (512, 2) two blocks of 512 */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
                  v[i].name, ps.data);
         else if (v[i].kind == VK_ROW_C && v[i].cl > 1)
