@@ -279,6 +279,14 @@ def run_case(args, name, case, dt, dims, workdir, copy_gbs, rows, label=None):
             row["jax"] = bench_jax(name, case, sets, dt, args.reps, ref, check)
         except Exception as ex:
             log(f"  jax FAILED: {ex}")
+    if args.copy_same_size:
+        # the ceiling at this size: a device-to-device copy that reads and
+        # writes the case's min bytes (half each), as many sets as the case
+        half = max(1, min_bytes // 2)
+        csets = [(torch.empty(half, dtype=torch.uint8, device="cuda"),
+                  torch.empty(half, dtype=torch.uint8, device="cuda")) for _ in range(nsets)]
+        row["copy_same"] = time_cuda(lambda s: s[1].copy_(s[0]), csets, args.reps)
+        del csets
     peers = [row[k] for k in ("torch", "compile", "jax") if k in row]
     row["best_peer"] = min(peers) if peers else None
     rows.append(row)
@@ -369,6 +377,9 @@ def main():
     ap.add_argument("--sweep", action="store_true",
                     help="symbolic-dim fusec against torch.compile over row lengths between the "
                          "suite's (about 2^26 elements each), to find cliffs")
+    ap.add_argument("--copy-same-size", action="store_true",
+                    help="add a column: a device-to-device copy of each case's min bytes "
+                         "(the bandwidth ceiling at that size, beside the 2 GiB reference)")
     ap.add_argument("--json")
     ap.add_argument("--workdir")
     args = ap.parse_args()
@@ -386,6 +397,8 @@ def main():
     sweep_cases = names("--sweep-cases", args.sweep_cases, CASES)
     sweep_dtypes = names("--sweep-dtypes", args.sweep_dtypes, DTYPES)
     scale_cases = names("--scale-cases", args.scale_cases, CASES)
+    if args.copy_same_size:
+        COLS.append(("copy_same", "copy, same bytes"))
     try:
         scale_powers = [int(v) for v in args.scale_powers.split(",")]
     except ValueError:
