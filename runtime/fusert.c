@@ -288,54 +288,50 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
     return FUSERT_SUCCESS;
 }
 
-static _Atomic int sm_counts[FUSERT_MAX_DEVICES]; /* 0: not asked yet */
+/* Attribute a of the current device, asked once per device and kept in
+ * cache[dev] (0: not asked yet; every value kept is positive), bounded by
+ * cap when cap > 0. */
+static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, const char *what,
+                                      int cap, int *out)
+{
+    const fusert_driver *d;
+    int dev;
+    fusert_status s = fusert__driver_device(&d, &dev);
+    if (s != FUSERT_SUCCESS)
+        return s;
+    int n = atomic_load_explicit(&cache[dev], memory_order_relaxed);
+    if (n <= 0) {
+        CUresult r = d->DeviceGetAttribute(&n, a, (CUdevice)dev);
+        if (r != CUDA_SUCCESS)
+            return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
+        if (cap > 0 && n > cap)
+            n = cap;
+        atomic_store_explicit(&cache[dev], n, memory_order_relaxed);
+    }
+    *out = n;
+    return FUSERT_SUCCESS;
+}
+
+static _Atomic int sm_counts[FUSERT_MAX_DEVICES];
+static _Atomic int smem_optin[FUSERT_MAX_DEVICES];
 
 fusert_status fusert_device_sm_count(int *count)
 {
     if (!count)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_sm_count: count is NULL");
-    const fusert_driver *d;
-    int dev;
-    fusert_status s = fusert__driver_device(&d, &dev);
-    if (s != FUSERT_SUCCESS)
-        return s;
-    int n = atomic_load_explicit(&sm_counts[dev], memory_order_relaxed);
-    if (n <= 0) {
-        CUresult r = d->DeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                           (CUdevice)dev);
-        if (r != CUDA_SUCCESS)
-            return fusert__cuda_error(FUSERT_ERROR_CUDA, r,
-                                      "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-        atomic_store_explicit(&sm_counts[dev], n, memory_order_relaxed);
-    }
-    *count = n;
-    return FUSERT_SUCCESS;
+    return device_attribute(sm_counts, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", 0, count);
 }
-
-static _Atomic int smem_optin[FUSERT_MAX_DEVICES]; /* 0: not asked yet */
 
 fusert_status fusert_device_shared_optin(int *bytes)
 {
     if (!bytes)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_shared_optin: bytes is NULL");
-    const fusert_driver *d;
-    int dev;
-    fusert_status s = fusert__driver_device(&d, &dev);
-    if (s != FUSERT_SUCCESS)
-        return s;
-    int n = atomic_load_explicit(&smem_optin[dev], memory_order_relaxed);
-    if (n <= 0) {
-        CUresult r = d->DeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                           (CUdevice)dev);
-        if (r != CUDA_SUCCESS)
-            return fusert__cuda_error(FUSERT_ERROR_CUDA, r,
-                                      "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
-        if (!d->FuncSetAttribute && n > 48 * 1024)
-            n = 48 * 1024; /* no way to opt in */
-        atomic_store_explicit(&smem_optin[dev], n, memory_order_relaxed);
-    }
-    *bytes = n;
-    return FUSERT_SUCCESS;
+    /* a driver without cuFuncSetAttribute gives no way to opt in past 48 KiB */
+    const fusert_driver *d = fusert__driver_quiet();
+    return device_attribute(smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
+                            d && !d->FuncSetAttribute ? 48 * 1024 : 0, bytes);
 }
 
 /* ---- stream-ordered scratch ---------------------------------------------- */
