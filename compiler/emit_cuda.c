@@ -1287,7 +1287,7 @@ typedef struct Variant {
     int vw;   /* cached row kernels: elements per vector access */
     int sh;   /* cached row kernels: windowed (SH), rows at any element offset */
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
-    int sm;   /* cached row kernels: the row in dynamic shared memory (cap: at most) */
+    int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
     char name[200];
 } Variant;
 
@@ -1553,18 +1553,33 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
     int vw = row_vec_width(c);
     if (vw <= 1)
         return;
+    int bytes = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a]) &&
-            dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype))
-            return;
+        if (acc_cached(c, &c->acc[a])) {
+            if (dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype))
+                return;
+            bytes += ctype_bytes(c->acc[a].node->dtype);
+        }
+    /* a static row that no device's block could hold: no variant the
+     * launcher would never pick */
+    if (rl >= 0 && (rl + vw - 1) * bytes + SMEM_ROW_STATIC > SMEM_ROW_MAX_OPTIN)
+        return;
     static const int tpr[2] = {512, 1024};
     static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
     for (int w = 0; w < 2; w++) {
-        if (w == 0 ? !(rl < 0 || rl % vw == 0) : !((rl < 0 || rl % vw != 0) && row_windowable(c)))
+        /* aligned: rows past the registers' 32768 (_r32768); windowed: any
+         * length, and pointers off the vector grid */
+        if (w == 0 ? !(rl < 0 || (rl % vw == 0 && rl > (int64_t)long_tpr[0] * 32)) : !row_windowable(c))
             continue;
         /* aligned rows short enough for two a multiprocessor (28672 f32)
          * are held in registers (_r32768): no _rsm512 */
         for (int t = w == 0; t < 2; t++) {
+            /* a static row's bytes are known: only a block size that can
+             * hold it (as the launcher computes them) */
+            int64_t span = (int64_t)tpr[t] * vw;
+            if (rl >= 0 && (1024 / tpr[t]) * ((rl + w * (vw - 1) + span - 1) / span * span * bytes + SMEM_ROW_STATIC) >
+                               SMEM_ROW_MAX_OPTIN)
+                continue;
             add_variant(c->k, v, n, VK_ROW_C, i64, tpr[t], 0, tpr[t], nm[w][t]);
             v[*n - 1].vw = vw;
             v[*n - 1].sm = 1;
