@@ -67,9 +67,11 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
     return FUSERT_SUCCESS;
 }
 
+/* An H200's opt-in limit, or FAKE_FUSERT_SMEM_OPTIN bytes (another GPU's) */
 fusert_status fusert_device_shared_optin(int *bytes)
 {
-    *bytes = 232448;
+    const char *e = getenv("FAKE_FUSERT_SMEM_OPTIN");
+    *bytes = e && atoi(e) > 0 ? atoi(e) : 232448;
     return FUSERT_SUCCESS;
 }
 
