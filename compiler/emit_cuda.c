@@ -1548,21 +1548,43 @@ enum {
 };
 static int row_vec_width(KCtx *c);
 static int row_windowable(KCtx *c);
-static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
+/* Bytes a row element takes in the shared-memory cache (every cached
+ * access, in its compute type); 0 when a cached access is stored narrower
+ * than it computes (2-byte floats), which keeps such rows out. */
+static int smem_elem_bytes(KCtx *c)
 {
-    int vw = row_vec_width(c);
-    if (vw <= 1)
-        return;
     int bytes = 0;
     for (int a = 0; a < c->nacc; a++)
         if (acc_cached(c, &c->acc[a])) {
             if (dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype))
-                return;
+                return 0;
             bytes += ctype_bytes(c->acc[a].node->dtype);
         }
-    /* a static row that no device's block could hold: no variant the
-     * launcher would never pick */
-    if (rl >= 0 && (rl + vw - 1) * bytes + SMEM_ROW_STATIC > SMEM_ROW_MAX_OPTIN)
+    return bytes;
+}
+
+/* The shared bytes of variant v for a row of rlen elements: the kernel's
+ * CAP (the row, plus V - 1 when windowed, in whole spans of TPR vectors)
+ * times TPR elements of `bytes` each.  The launcher prints the same
+ * expression over the call's rlen (emit_launcher). */
+static int64_t smem_row_bytes(const Variant *v, int64_t rlen, int bytes)
+{
+    int64_t span = (int64_t)v->tpr * v->vw;
+    return (rlen + v->sh * (v->vw - 1) + span - 1) / span * span * bytes;
+}
+
+/* Does a block of v, and its neighbours on the multiprocessor (two of 512,
+ * one of 1024), fit `limit` bytes of shared memory with smb bytes each? */
+static int smem_fits(const Variant *v, int64_t smb, int64_t limit)
+{
+    return (1024 / v->bs) * (smb + SMEM_ROW_STATIC) <= limit;
+}
+
+static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
+{
+    int vw = row_vec_width(c);
+    int bytes = smem_elem_bytes(c);
+    if (vw <= 1 || bytes == 0)
         return;
     static const int tpr[2] = {512, 1024};
     static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
@@ -1571,19 +1593,17 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
          * length, and pointers off the vector grid */
         if (w == 0 ? !(rl < 0 || (rl % vw == 0 && rl > (int64_t)long_tpr[0] * 32)) : !row_windowable(c))
             continue;
-        /* aligned rows short enough for two a multiprocessor (28672 f32)
+        /* aligned rows short enough for two a multiprocessor (26624 f32)
          * are held in registers (_r32768): no _rsm512 */
         for (int t = w == 0; t < 2; t++) {
-            /* a static row's bytes are known: only a block size that can
-             * hold it (as the launcher computes them) */
-            int64_t span = (int64_t)tpr[t] * vw;
-            if (rl >= 0 && (1024 / tpr[t]) * ((rl + w * (vw - 1) + span - 1) / span * span * bytes + SMEM_ROW_STATIC) >
-                               SMEM_ROW_MAX_OPTIN)
-                continue;
             add_variant(c->k, v, n, VK_ROW_C, i64, tpr[t], 0, tpr[t], nm[w][t]);
             v[*n - 1].vw = vw;
             v[*n - 1].sm = 1;
             v[*n - 1].sh = w;
+            /* a static row's bytes are known: only a block size some
+             * device can give them */
+            if (rl >= 0 && !smem_fits(&v[*n - 1], smem_row_bytes(&v[*n - 1], rl, bytes), SMEM_ROW_MAX_OPTIN))
+                (*n)--;
         }
     }
 }
@@ -3605,25 +3625,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     buf_free(&as);
 }
 
-/* Does any kernel of the module have a variant with the row in shared memory? */
-static int any_smem_variant(Plan **plans, int nplans, const EmitOptions *o)
-{
-    int any = 0;
-    for (int p = 0; p < nplans && !any; p++)
-        for (int ki = 0; ki < plans[p]->nkernels && !any; ki++) {
-            KCtx c;
-            Buf dummy = {0};
-            kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
-            Variant v[MAX_VARIANTS];
-            int nv = plan_variants(&c, v);
-            for (int i = 0; i < nv; i++)
-                any |= v[i].kind == VK_ROW_C && v[i].sm;
-            kctx_free(&c);
-            buf_free(&dummy);
-        }
-    return any;
-}
-
 /* The device source of a module: the preamble, then per kernel its comment,
  * template bodies and extern "C" wrappers (one per variant). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
@@ -3636,14 +3637,8 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
             any_atomic = emit_cuda_combine(plans[p]->fn, &plans[p]->kernels[ki], 1, NULL, 0) == COMBINE_ATOMIC;
     for (int i = 0; any_atomic && atomic_preamble[i]; i++)
         buf_puts(out, atomic_preamble[i]);
-    if (any_smem_variant(plans, nplans, o))
-        buf_puts(out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
-                      " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
-                      "#ifndef FZ_DYN_SMEM\n"
-                      "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
-                      "#define FZ_DYN_SMEM fz_dyn_smem\n"
-                      "#endif\n");
     int kindex = 0; /* K_INDEX of the kernel's first variant */
+    int dyn_smem = 0; /* FZ_DYN_SMEM declared (before the first _rs_body) */
     for (int p = 0; p < nplans; p++) {
         const Plan *pl = plans[p];
         for (int ki = 0; ki < pl->nkernels; ki++) {
@@ -3671,6 +3666,15 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                 }
                 if (cached)
                     emit_row_body(&c, 1);
+                if (smem && !dyn_smem) {
+                    buf_puts(out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
+                                  " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
+                                  "#ifndef FZ_DYN_SMEM\n"
+                                  "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
+                                  "#define FZ_DYN_SMEM fz_dyn_smem\n"
+                                  "#endif\n");
+                    dyn_smem = 1;
+                }
                 if (smem) {
                     /* a block a row (TPR == BS), no cluster */
                     int sw = c.subwarp, cl = c.cluster;
@@ -3979,7 +3983,6 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         const int ebytes = row_elem_bytes(c);
         /* on-chip variants first, then warp per row, then block per row */
         int win_checked = 0;
-        char rv[32];
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
@@ -4009,24 +4012,20 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     /* the row in shared memory: CAP elements a thread (as
                      * the kernel computes it), when the device lets a block
                      * have them beside its static shared memory */
-                    int bytes = 0;
-                    for (int a = 0; a < c->nacc; a++)
-                        if (acc_cached(c, &c->acc[a]))
-                            bytes += ctype_bytes(c->acc[a].node->dtype);
+                    /* smem_row_bytes and smem_fits, over the call's rlen */
                     int span = v[i].tpr * v[i].vw;
+                    int per = 1024 / v[i].bs;
+                    char ok[32];
                     if (v[i].sh)
-                        buf_printf(b, "    const int64_t smb%d = (rlen + %d + %d) / %d * %d;\n", i,
-                                   v[i].vw - 1, span - 1, span, span * bytes);
+                        snprintf(ok, sizeof ok, "rwin");
                     else {
                         host_row_vec_check(c, b, i, v[i].vw);
-                        buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i, span - 1, span,
-                                   span * bytes);
+                        snprintf(ok, sizeof ok, "rvec%d", i);
                     }
-                    /* blocks of 512 only where two fit a multiprocessor */
-                    int per = 1024 / v[i].bs;
-                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond,
-                               v[i].sh ? "rwin" : (snprintf(rv, sizeof rv, "rvec%d", i), rv), per, i,
-                               SMEM_ROW_STATIC, SMEM_ROW_MAX_OPTIN);
+                    buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
+                               v[i].sh * (v[i].vw - 1) + span - 1, span, span * smem_elem_bytes(c));
+                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
+                               SMEM_ROW_MAX_OPTIN);
                     buf_puts(b, "        int smo = 0;\n"
                                 "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
                                 "        if (sst != FUSERT_SUCCESS)\n"

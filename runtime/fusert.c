@@ -289,10 +289,8 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
 }
 
 /* Attribute a of the current device, asked once per device and kept in
- * cache[dev] (0: not asked yet; every value kept is positive), bounded by
- * cap when cap > 0. */
-static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, const char *what,
-                                      int cap, int *out)
+ * cache[dev] (0: not asked yet). */
+static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, const char *what, int *out)
 {
     const fusert_driver *d;
     int dev;
@@ -304,8 +302,6 @@ static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, 
         CUresult r = d->DeviceGetAttribute(&n, a, (CUdevice)dev);
         if (r != CUDA_SUCCESS)
             return fusert__cuda_error(FUSERT_ERROR_CUDA, r, what);
-        if (cap > 0 && n > cap)
-            n = cap;
         atomic_store_explicit(&cache[dev], n, memory_order_relaxed);
     }
     *out = n;
@@ -320,18 +316,19 @@ fusert_status fusert_device_sm_count(int *count)
     if (!count)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_sm_count: count is NULL");
     return device_attribute(sm_counts, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", 0, count);
+                            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", count);
 }
 
 fusert_status fusert_device_shared_optin(int *bytes)
 {
     if (!bytes)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_shared_optin: bytes is NULL");
+    fusert_status s = device_attribute(smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                       "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)", bytes);
     /* a driver without cuFuncSetAttribute gives no way to opt in past 48 KiB */
-    const fusert_driver *d = fusert__driver_quiet();
-    return device_attribute(smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                            "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
-                            d && !d->FuncSetAttribute ? 48 * 1024 : 0, bytes);
+    if (s == FUSERT_SUCCESS && !fusert__driver_quiet()->FuncSetAttribute && *bytes > 48 * 1024)
+        *bytes = 48 * 1024;
+    return s;
 }
 
 /* ---- stream-ordered scratch ---------------------------------------------- */
