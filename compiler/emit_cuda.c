@@ -508,6 +508,22 @@ static void xc_ref(const KCtx *c, Buf *b, int a, const char *k)
         buf_printf(b, "xc%d[%s]", a, k);
 }
 
+/* Does the shared-memory row cache hold access a as stored (2-byte
+ * floats, converted where read: half the shared memory), not in the
+ * compute type? */
+static int xc_raw(const KCtx *c, int a)
+{
+    return c->smem && dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype);
+}
+
+/* bytes of one element of access a's row cache in shared memory */
+static int xc_bytes(const KCtx *c, int a)
+{
+    return dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype)
+               ? dtype_size(MDT(c, c->acc[a].node))
+               : ctype_bytes(c->acc[a].node->dtype);
+}
+
 /* Row kernels: an input that varies only along the (single, innermost)
  * reduced group, like layernorm's g and b, is the same vector for every row
  * at a given rb: the 16-byte-or-less vector passes load it whole (vb<a>)
@@ -920,7 +936,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
             buf_printf(&e, "t%d.v[j]", a);
         else if (c->rowcache && acc_cached(c, &c->acc[a])) {
             xc_ref(c, &e, a, "k");
-            converted = 1;
+            converted = !xc_raw(c, a);
         } else if (c->rowvw && acc_rowvec(c, &c->acc[a], c->rowvw)) {
             buf_printf(&e, "vb%d.v[j]", a);
         } else {
@@ -1548,18 +1564,15 @@ enum {
 };
 static int row_vec_width(KCtx *c);
 static int row_windowable(KCtx *c);
-/* Bytes a row element takes in the shared-memory cache (every cached
- * access, in its compute type); 0 when a cached access is stored narrower
- * than it computes (2-byte floats), which keeps such rows out. */
+/* Bytes a row element takes in the shared-memory cache, over every cached
+ * access (xc_bytes: 2-byte floats as stored, the rest in their compute
+ * type); 0 when nothing is cached. */
 static int smem_elem_bytes(KCtx *c)
 {
     int bytes = 0;
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a])) {
-            if (dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype))
-                return 0;
-            bytes += ctype_bytes(c->acc[a].node->dtype);
-        }
+        if (acc_cached(c, &c->acc[a]))
+            bytes += xc_bytes(c, a);
     return bytes;
 }
 
@@ -2733,8 +2746,8 @@ static void row_cache_rewrite(KCtx *c, int from)
                 return; /* more than one cached access: keep it simple */
             slot = a;
         }
-    if (slot < 0)
-        return;
+    if (slot < 0 || xc_raw(c, slot))
+        return; /* a cache of stored 2-byte values cannot hold e exactly */
     const IrNode *x = c->acc[slot].node;
     for (int a = 0; a < c->nacc; a++)
         if (a != slot && c->acc[a].node == x)
@@ -2818,7 +2831,7 @@ static void emit_row_body(KCtx *c, int cached)
         line(c, "unsigned char *fz_sp = FZ_DYN_SMEM;");
         for (int a = 0; a < c->nacc; a++)
             if (acc_cached(c, &c->acc[a])) {
-                const char *t = ctype(c->acc[a].node->dtype);
+                const char *t = xc_raw(c, a) ? stype(MDT(c, c->acc[a].node)) : ctype(c->acc[a].node->dtype);
                 line(c, "%s *const xc%d = (%s *)fz_sp + lane;", t, a, t);
                 line(c, "fz_sp += (size_t)TPR * CAP * sizeof(%s);", t);
             }
@@ -2904,7 +2917,10 @@ static void emit_row_body(KCtx *c, int cached)
                 Buf e = {0}, cv = {0};
                 row_vec_load(c, a);
                 buf_printf(&e, "t%d.v[j]", a);
-                load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                if (xc_raw(c, a))
+                    buf_puts(&cv, e.data);
+                else
+                    load_conv(&cv, MDT(c, c->acc[a].node), e.data);
                 Buf x = {0};
                 xc_ref(c, &x, a, "kk * V + j");
                 line(c, "#pragma unroll");
@@ -2929,7 +2945,10 @@ static void emit_row_body(KCtx *c, int cached)
                     Buf off = {0}, e = {0}, cv = {0};
                     acc_offset(c, &c->acc[a], "I", &off);
                     buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
-                    load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                    if (xc_raw(c, a))
+                        buf_puts(&cv, e.data);
+                    else
+                        load_conv(&cv, MDT(c, c->acc[a].node), e.data);
                     Buf x = {0};
                     xc_ref(c, &x, a, "kk * V + j");
                     line(c, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
