@@ -105,6 +105,8 @@ typedef struct KCtx {
                                   * the row's, element k of a lane at xc<a>[k * TPR] */
     int loopvec;                 /* the looped row body reads V-element vectors
                                   * (`_rlv_body`, the `_blockv` variant) */
+    int loopwin;                 /* ... at any element offset: windowed vectors
+                                  * (`_rlw_body`, the `_blockw` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
@@ -1549,21 +1551,47 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
  * 316 / 348 / 379 / 430, 1024 threads 353 / 326 / 286 / 293, 512 threads
  * 244 / 236 / 351 / 366; layernorm 329 / 355 / 382 / 439, 344 / 340 / 294
  * / 312, 247 / 242 / 386 / 408; rmsnorm 255 / 281 / 312 / 348, 261 / 256 /
- * 238 / 248, 211 / 232 / 329 / 350.  Not for 2-byte elements, which the
- * cache holds as f32: in bf16 the looped kernel was as fast or faster at
- * those lengths (softmax 158 / 217 / 237 / 254 against at best 224 / 237 /
- * 258 / 252; likely because its rows, half the bytes, are read again from
- * L2; not profiled). */
+ * 238 / 248, 211 / 232 / 329 / 350.  2-byte floats are held as stored
+ * (xc_raw), converted where read: held as f32 they were slower than the
+ * looped kernel in bf16 (softmax 224 / 237 / 258 / 252 against 158 / 217 /
+ * 237 / 254); as stored, with whole vectors unchecked (row_split_loop),
+ * 189 / 199 / 164 / 158, and rows under ROW_L2_ROW_BYTES keep the looped
+ * kernel.  ncu (f32 softmax at 16387, bf16 at 50257): the shared-memory
+ * kernel was issue-bound (SM throughput 70%, DRAM 22-44%, 9.9-11.6 cycles
+ * an instruction) while its per-element range checks were branches around
+ * each shared-memory load; without them on whole vectors f32 softmax went
+ * from 246 / 238 / 288 / 295 to 190 / 215 / 266 / 261 us. */
 enum {
     /* room left for the kernel's static shared memory (fz_block_reduce's
      * warp partials, 32 states a reduction) */
     SMEM_ROW_STATIC = 4096,
     /* the launcher asks the device only when the row could fit the
      * largest opt-in limit (sm_90: 227 KiB) */
-    SMEM_ROW_MAX_OPTIN = 232448
+    SMEM_ROW_MAX_OPTIN = 232448,
+    /* Rows of fewer read bytes than this (the row-shaped inputs as
+     * stored) take the element-load looped kernel `_block` rather than
+     * the shared-memory or windowed looped ones: its blocks of 256, eight
+     * a multiprocessor, keep 1056 such rows in flight on the H200, and
+     * those stay in its 50 MB L2 between passes.  H200, 2^26 bf16, us:
+     * softmax / layernorm / rmsnorm at 16387 (32 KB rows) 160 / 148 / 134
+     * looped against 189 / 200 / 151 in shared memory and 259 / 254 / 184
+     * windowed looped; at 25001 (49 KB) 222 / 196 / 161 against 199 / 220
+     * / 166; at 40001 241 / 212 / 172 against 164 / 191 / 143. */
+    ROW_L2_ROW_BYTES = 49152
 };
 static int row_vec_width(KCtx *c);
 static int row_windowable(KCtx *c);
+/* Bytes a row element takes in memory, over every cached access (as
+ * stored) */
+static int row_read_bytes(KCtx *c)
+{
+    int bytes = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_cached(c, &c->acc[a]))
+            bytes += dtype_size(MDT(c, c->acc[a].node));
+    return bytes;
+}
+
 /* Bytes a row element takes in the shared-memory cache, over every cached
  * access (xc_bytes: 2-byte floats as stored, the rest in their compute
  * type); 0 when nothing is cached. */
@@ -1597,8 +1625,8 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 {
     int vw = row_vec_width(c);
     int bytes = smem_elem_bytes(c);
-    if (vw <= 1 || bytes == 0)
-        return;
+    if (vw <= 1 || bytes == 0 || (rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES))
+        return; /* a static row the launcher leaves to _block */
     static const int tpr[2] = {512, 1024};
     static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
     for (int w = 0; w < 2; w++) {
@@ -1956,6 +1984,16 @@ static int plan_variants(KCtx *c, Variant *v)
         if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
             add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
             v[n - 1].vw = lvw;
+        }
+        /* rows at any offset past the on-chip and shared-memory ones (and
+         * aligned ones whose pointers are not): the looped body with
+         * windowed 16-byte accesses, a block of 1024 a row, so that the
+         * rows in flight stay in L2 between their passes */
+        if (k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c) &&
+            !(rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES)) {
+            add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw");
+            v[n - 1].vw = lvw;
+            v[n - 1].sh = 1;
         }
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
     }
@@ -2558,17 +2596,97 @@ static void row_vec_stores(KCtx *c, int sh)
  * the row-shaped inputs at rb, rb + TPR * V, ... (16 bytes a load instead
  * of 4), the per-column inputs as vectors at rb (row_vec_loads), and the
  * final pass stores V-element vectors. */
+/* A windowed vector's element loop in two copies, into c->out: whole
+ * vectors inside the row (all but a row's first and last) run `inner`, the
+ * element body, without a per-element range check, whose branches would
+ * keep the compiler from batching a vector's loads; partial vectors run it
+ * checked.  `inner` was emitted two levels deeper than c->ind (the if and
+ * the j loop); `k` also declares the cached body's element slot. */
+static void row_split_loop(KCtx *c, const Buf *inner, int k)
+{
+    const char *RR = row_end(c);
+    line(c, "if (!SH || (rb >= 0 && rb + V <= %s)) {", RR);
+    for (int w = 0; w < 2; w++) {
+        c->ind++;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        c->ind++;
+        if (k)
+            line(c, "const int k = kk * V + j;");
+        line(c, "const I r = rb + j;");
+        if (w) {
+            line(c, "if (r < 0 || r >= %s)", RR);
+            line(c, "    continue; /* outside the row: a partial first or last vector */");
+        }
+        buf_puts(c->out, inner->data ? inner->data : "");
+        c->ind--;
+        line(c, "}");
+        c->ind--;
+        line(c, w ? "}" : "} else {");
+    }
+}
+
+/* Emit the element body (decompose r, then fn) two levels deeper into
+ * `inner`, for row_split_loop; its values are forgotten after. */
+static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
+{
+    Buf *outer = c->out;
+    c->out = inner;
+    c->ind++;
+    open_scope(c);
+    decompose(c, "r", 1);
+    fn(c, ctx);
+    Buf drop = {0};
+    c->out = &drop;
+    close_scope(c); /* its closing brace is not wanted */
+    buf_free(&drop);
+    c->ind--;
+    c->out = outer;
+}
+
 static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
     int V = c->loopvec;
     int vs = rc->final;
-    line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
+    int win = c->loopwin;
+    line(c, "for (I rb = (I)lane * V%s; rb < R; rb += (I)TPR * V) {", win ? " - sh" : "");
     open_scope(c);
     decompose(c, "rb", 1);
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a]))
-            row_vec_load(c, a);
+        if (acc_cached(c, &c->acc[a])) {
+            if (!win) {
+                row_vec_load(c, a);
+                continue;
+            }
+            /* windowed: a whole vector inside the row at once, a partial
+             * one an element at a time (lanes outside the row read its
+             * nearest end, never used) */
+            const char *st = stype(MDT(c, c->acc[a].node));
+            int ib = c->inbuf[c->acc[a].node->id];
+            int g = c->ng - 1;
+            const char *saved = c->gi[g];
+            Buf off = {0}, offj = {0};
+            c->gi[g] = "rb";
+            acc_offset(c, &c->acc[a], "I", &off);
+            c->gi[g] = "rj";
+            acc_offset(c, &c->acc[a], "I", &offj);
+            c->gi[g] = saved;
+            line(c, "fz_vec<%s, V> t%d;", st, a);
+            line(c, "if (rb >= 0 && rb + V <= R)");
+            line(c, "    t%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+            line(c, "else {");
+            open_scope(c);
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            open_scope(c);
+            line(c, "const I rj = rb + j < 0 ? (I)0 : rb + j < R ? rb + j : R - 1;");
+            line(c, "t%d.v[j] = in%d[%s];", a, ib, offj.data);
+            close_scope(c);
+            close_scope(c);
+            buf_free(&off);
+            buf_free(&offj);
+        }
     for (int i = 0; vs && i < c->k->noutputs; i++)
         if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
             line(c, "fz_vec<%s, V> vo%d;", stype(MDT(c, c->k->outputs[i])), i);
@@ -2576,25 +2694,33 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
      * reads are declared in front of it (row_vec_loads) */
     Buf body = {0};
     Buf *outer = c->out;
-    c->out = &body;
-    line(c, "#pragma unroll");
-    line(c, "for (int j = 0; j < V; j++) {");
-    open_scope(c);
-    line(c, "const I r = rb + j;");
-    decompose(c, "r", 1);
     c->loopvld = 1;
     c->vecstore = vs;
     c->rowvw = V;
-    fn(c, ctx);
+    if (win) {
+        Buf inner = {0};
+        row_split_inner(c, &inner, fn, ctx);
+        c->out = &body;
+        row_split_loop(c, &inner, 0);
+        buf_free(&inner);
+    } else {
+        c->out = &body;
+        line(c, "#pragma unroll");
+        line(c, "for (int j = 0; j < V; j++) {");
+        open_scope(c);
+        line(c, "const I r = rb + j;");
+        decompose(c, "r", 1);
+        fn(c, ctx);
+        close_scope(c);
+    }
     c->loopvld = 0;
     c->vecstore = 0;
     c->rowvw = 0;
-    close_scope(c);
     c->out = outer;
-    row_vec_loads(c, V, 0, &body);
+    row_vec_loads(c, V, win, &body);
     buf_free(&body);
     if (vs)
-        row_vec_stores(c, 0);
+        row_vec_stores(c, win);
     close_scope(c);
 }
 
@@ -2607,6 +2733,12 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
     }
     int vs = cached && rc->final && row_vec_width(c) > 1;
     int vw = cached ? row_vec_width(c) : 1;
+    /* Rows in shared memory at any offset: whole vectors inside the row
+     * (all but a row's first and last) take a copy of the element body
+     * without the per-element range check, whose branches kept the
+     * compiler from batching the shared-memory loads of a vector; the
+     * partial vectors take the checked copy. */
+    int split = cached && c->smem && c->window && vw > 1;
     Buf body = {0};
     Buf *outer = NULL;
     if (cached) {
@@ -2626,29 +2758,39 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
             outer = c->out;
             c->out = &body;
         }
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        open_scope(c);
-        line(c, "const int k = kk * V + j;");
-        line(c, "const I r = rb + j;");
-        if (c->window) {
-            line(c, "if (SH && (r < 0 || r >= %s))", row_end(c));
-            line(c, "    continue; /* outside the row: a partial first or last vector */");
-        }
-    } else {
-        line(c, "for (I r = (I)lane; r < R; r += TPR) {");
-        open_scope(c);
     }
-    decompose(c, "r", 1);
     c->rowcache = cached;
     c->vecstore = vs;
     c->rowvw = vw > 1 ? vw : 0;
-    fn(c, ctx);
+    if (split) {
+        Buf inner = {0};
+        row_split_inner(c, &inner, fn, ctx);
+        row_split_loop(c, &inner, 1);
+        buf_free(&inner);
+    } else {
+        if (cached) {
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++) {");
+            open_scope(c);
+            line(c, "const int k = kk * V + j;");
+            line(c, "const I r = rb + j;");
+            if (c->window) {
+                line(c, "if (SH && (r < 0 || r >= %s))", row_end(c));
+                line(c, "    continue; /* outside the row: a partial first or last vector */");
+            }
+        } else {
+            line(c, "for (I r = (I)lane; r < R; r += TPR) {");
+            open_scope(c);
+        }
+        decompose(c, "r", 1);
+        fn(c, ctx);
+        if (cached)
+            close_scope(c); /* the j loop; the looped one closes last */
+    }
     c->rowcache = 0;
     c->vecstore = 0;
     c->rowvw = 0;
     if (cached) {
-        close_scope(c);
         if (outer) {
             c->out = outer;
             row_vec_loads(c, vw, c->window, &body);
@@ -2795,6 +2937,24 @@ static void row_cache_rewrite(KCtx *c, int from)
  * max, then sum of exp(x - max)); values that do not vary along the row are
  * hoisted out of the element loops; outputs of the row's shape are written
  * in a last pass, per-row outputs by lane 0. */
+/* const int sh: the row's element offset modulo V, from its address (the
+ * launcher checked that every row-shaped pointer agrees) */
+static void row_shift(KCtx *c)
+{
+    int a0 = 0;
+    while (!acc_cached(c, &c->acc[a0]))
+        a0++;
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "(I)0";
+    Buf off = {0};
+    acc_offset(c, &c->acc[a0], "I", &off);
+    c->gi[g] = saved;
+    line(c, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
+         c->inbuf[c->acc[a0].node->id], off.data, stype(MDT(c, c->acc[a0].node)));
+    buf_free(&off);
+}
+
 static void emit_row_body(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
@@ -2811,9 +2971,11 @@ static void emit_row_body(KCtx *c, int cached)
     else
         line(c, "template <class I, int TPR, int BS>");
     line(c, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name,
-         cached ? (c->smem ? "rs" : "rc") : c->loopvec ? "rlv" : "rl", ps.data);
+         cached ? (c->smem ? "rs" : "rc") : c->loopwin ? "rlw" : c->loopvec ? "rlv" : "rl", ps.data);
     line(c, "{");
     open_scope(c);
+    if (c->loopwin)
+        line(c, "const bool SH = true; /* windowed (row_vec_loads, row_vec_stores) */");
     emit_group_sizes(c);
     Buf nr = {0}, rr = {0};
     groups_product(c, 0, &nr);
@@ -2871,6 +3033,8 @@ static void emit_row_body(KCtx *c, int cached)
         open_scope(c);
         decompose(c, "row", 0);
     }
+    if (!cached && c->loopwin)
+        row_shift(c);
     if (cached) {
         /* read the row once into registers (or shared memory) */
         for (int a = 0; a < c->nacc && !c->smem; a++)
@@ -2886,22 +3050,8 @@ static void emit_row_body(KCtx *c, int cached)
             line(c, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
             line(c, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
         }
-        if (c->window) {
-            /* the row's element offset modulo V, from its address: the
-             * launcher checked that every row-shaped pointer agrees */
-            int a0 = 0;
-            while (!acc_cached(c, &c->acc[a0]))
-                a0++;
-            int g = c->ng - 1;
-            const char *saved = c->gi[g];
-            c->gi[g] = "(I)0";
-            Buf off = {0};
-            acc_offset(c, &c->acc[a0], "I", &off);
-            c->gi[g] = saved;
-            line(c, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
-                 c->inbuf[c->acc[a0].node->id], off.data, stype(MDT(c, c->acc[a0].node)));
-            buf_free(&off);
-        }
+        if (c->window)
+            row_shift(c);
         line(c, c->smem ? "#pragma unroll 4" : "#pragma unroll");
         line(c, "for (int kk = 0; kk < CAP / V; kk++) {");
         open_scope(c);
@@ -3629,7 +3779,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         }
         case VK_ROW_L:
             if (v[i].vw > 1)
-                line(c, "    %s_rlv_body<%s, %d, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw, as.data);
+                line(c, "    %s_%s_body<%s, %d, %d, %d>(%s);", c->k->name, v[i].sh ? "rlw" : "rlv", I, v[i].tpr,
+                     v[i].bs, v[i].vw, as.data);
             else
                 line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
@@ -3705,13 +3856,22 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                     c.cluster = cl;
                 }
                 emit_row_body(&c, 0);
-                for (int i = 0; i < nv; i++)
-                    if (v[i].kind == VK_ROW_L && v[i].vw > 1) {
-                        c.loopvec = v[i].vw;
-                        emit_row_body(&c, 0);
-                        c.loopvec = 0;
-                        break;
-                    }
+                /* the looped vector bodies: aligned (rlv), windowed (rlw) */
+                for (int w = 0; w < 2; w++)
+                    for (int i = 0; i < nv; i++)
+                        if (v[i].kind == VK_ROW_L && v[i].vw > 1 && v[i].sh == w) {
+                            /* a block a row: no cluster, no shared warp
+                             * (row_end is R) */
+                            int sw = c.subwarp, cl = c.cluster;
+                            c.subwarp = c.cluster = 0;
+                            c.loopvec = v[i].vw;
+                            c.loopwin = w;
+                            emit_row_body(&c, 0);
+                            c.loopvec = c.loopwin = 0;
+                            c.subwarp = sw;
+                            c.cluster = cl;
+                            break;
+                        }
             }
             emit_wrappers(&c, v, nv, kindex);
             kindex += nv;
@@ -3808,6 +3968,29 @@ static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
  * numbers from dims, pick the variant (alignment, row length, int32 range)
  * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
  * test is done here, on the host, once per call. */
+/* Windowed row variants: every row-shaped pointer at the same element
+ * offset modulo the vector vw, so one shift serves them all; prints rsh and
+ * rwin (once a launcher).  Returns 1. */
+static int host_row_window_check(KCtx *c, Buf *b, int vw)
+{
+    int first = 1;
+    for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
+        Access x;
+        char p[32];
+        if (!row_shaped(c, a, &x, p, sizeof p))
+            continue;
+        int sz = dtype_size(MDT(c, x.node));
+        if (first)
+            buf_printf(b, "    const uintptr_t rsh = (uintptr_t)%s / %d %% %d;\n"
+                          "    int rwin = (uintptr_t)%s %% %d == 0;\n", p, sz, vw, p, sz);
+        else
+            buf_printf(b, "    rwin = rwin && (uintptr_t)%s %% %d == 0 && (uintptr_t)%s / %d %% %d == rsh;\n", p,
+                       sz, p, sz, vw);
+        first = 0;
+    }
+    return 1;
+}
+
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -4000,33 +4183,21 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
         buf_puts(b, "    int64_t blocks;\n");
         const int ebytes = row_elem_bytes(c);
+        /* rows whose read bytes fit L2 as the element-load kernel holds
+         * them (ROW_L2_ROW_BYTES) keep that kernel past the on-chip ones */
+        int has_sm_or_win = 0;
+        for (int i = 0; i < nv; i++)
+            has_sm_or_win |= v[i].sm || (v[i].kind == VK_ROW_L && v[i].sh);
+        if (has_sm_or_win)
+            buf_printf(b, "    const int lrow = rlen * %d < %d;\n", row_read_bytes(c), ROW_L2_ROW_BYTES);
         /* on-chip variants first, then warp per row, then block per row */
         int win_checked = 0;
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                if (v[i].sh && !win_checked) {
-                    /* windowed: every row-shaped pointer at the same element
-                     * offset modulo the vector, so one shift serves them all
-                     * (checked once) */
-                    int first = 1;
-                    for (int a = 0; a < c->nacc + k->noutputs; a++) {
-                        Access x;
-                        char p[32];
-                        if (!row_shaped(c, a, &x, p, sizeof p))
-                            continue;
-                        int sz = dtype_size(MDT(c, x.node));
-                        if (first)
-                            buf_printf(b, "    const uintptr_t rsh = (uintptr_t)%s / %d %% %d;\n"
-                                          "    int rwin = (uintptr_t)%s %% %d == 0;\n", p, sz, v[i].vw, p, sz);
-                        else
-                            buf_printf(b, "    rwin = rwin && (uintptr_t)%s %% %d == 0 && (uintptr_t)%s / %d %% %d == rsh;\n",
-                                       p, sz, p, sz, v[i].vw);
-                        first = 0;
-                    }
-                    win_checked = 1;
-                }
+                if (v[i].sh && !win_checked)
+                    win_checked = host_row_window_check(c, b, v[i].vw);
                 if (v[i].sm) {
                     /* the row in shared memory: CAP elements a thread (as
                      * the kernel computes it), when the device lets a block
@@ -4043,7 +4214,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     }
                     buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
                                v[i].sh * (v[i].vw - 1) + span - 1, span, span * smem_elem_bytes(c));
-                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
+                    buf_printf(b, "    if (%s!lrow && %s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
                                SMEM_ROW_MAX_OPTIN);
                     buf_puts(b, "        int smo = 0;\n"
                                 "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
@@ -4084,6 +4255,17 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             } else if (v[i].tpr == 32) {
                 buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
                 buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+            } else if (v[i].sh) {
+                /* the looped body with windowed vectors: rows at any
+                 * offset, when no on-chip or shared-memory variant took
+                 * them; a block of 1024 a row, grid as the last resort's */
+                if (!win_checked)
+                    win_checked = host_row_window_check(c, b, v[i].vw);
+                buf_puts(b, "    if (!lrow && rwin) {\n        blocks = nrows;\n");
+                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
+                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
+                buf_puts(b, "    }\n");
+                continue;
             } else if (v[i].vw > 1) {
                 /* the looped body with vectors: rows of whole aligned vectors,
                  * when there are too few rows to fill the machine.  On the
