@@ -2591,11 +2591,6 @@ static void row_vec_stores(KCtx *c, int sh)
     c->gi[g] = saved;
 }
 
-/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
- * vectors, checked by the launcher): each lane reads V-element vectors of
- * the row-shaped inputs at rb, rb + TPR * V, ... (16 bytes a load instead
- * of 4), the per-column inputs as vectors at rb (row_vec_loads), and the
- * final pass stores V-element vectors. */
 /* A windowed vector's element loop in two copies, into c->out: whole
  * vectors inside the row (all but a row's first and last) run `inner`, the
  * element body, without a per-element range check, whose branches would
@@ -2644,6 +2639,13 @@ static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
     c->out = outer;
 }
 
+/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
+ * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
+ * offset, every row-shaped pointer at the same one): each lane reads
+ * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
+ * bytes a load instead of 4; windowed, from rb = -sh on, a partial first
+ * or last vector an element at a time), the per-column inputs as vectors
+ * at rb (row_vec_loads), and the final pass stores V-element vectors. */
 static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
@@ -2930,13 +2932,6 @@ static void row_cache_rewrite(KCtx *c, int from)
     free(seen);
 }
 
-/* The row scheme.  A "row" is one point of the kept groups (flat index
- * `row`), its elements the points of the reduced groups (flat index r).
- * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
- * V-element chunks (cached).  Reductions run in dependency rounds (softmax:
- * max, then sum of exp(x - max)); values that do not vary along the row are
- * hoisted out of the element loops; outputs of the row's shape are written
- * in a last pass, per-row outputs by lane 0. */
 /* const int sh: the row's element offset modulo V, from its address (the
  * launcher checked that every row-shaped pointer agrees) */
 static void row_shift(KCtx *c)
@@ -2955,6 +2950,13 @@ static void row_shift(KCtx *c)
     buf_free(&off);
 }
 
+/* The row scheme.  A "row" is one point of the kept groups (flat index
+ * `row`), its elements the points of the reduced groups (flat index r).
+ * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
+ * V-element chunks (cached).  Reductions run in dependency rounds (softmax:
+ * max, then sum of exp(x - max)); values that do not vary along the row are
+ * hoisted out of the element loops; outputs of the row's shape are written
+ * in a last pass, per-row outputs by lane 0. */
 static void emit_row_body(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
