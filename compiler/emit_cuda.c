@@ -510,20 +510,34 @@ static void xc_ref(const KCtx *c, Buf *b, int a, const char *k)
         buf_printf(b, "xc%d[%s]", a, k);
 }
 
-/* Does the shared-memory row cache hold access a as stored (2-byte
- * floats, converted where read: half the shared memory), not in the
- * compute type? */
+/* Is access a stored narrower than it computes (2-byte floats)?  The
+ * shared-memory row cache holds such values as stored. */
+static int acc_narrow(const KCtx *c, int a)
+{
+    return dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype);
+}
+
+/* Does the row cache hold access a as stored (in shared memory, 2-byte
+ * floats converted where read: half the bytes), not in the compute type? */
 static int xc_raw(const KCtx *c, int a)
 {
-    return c->smem && dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype);
+    return c->smem && acc_narrow(c, a);
 }
 
 /* bytes of one element of access a's row cache in shared memory */
 static int xc_bytes(const KCtx *c, int a)
 {
-    return dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype)
-               ? dtype_size(MDT(c, c->acc[a].node))
-               : ctype_bytes(c->acc[a].node->dtype);
+    return acc_narrow(c, a) ? dtype_size(MDT(c, c->acc[a].node)) : ctype_bytes(c->acc[a].node->dtype);
+}
+
+/* cv = the value of access a, read as e from memory, as its row cache
+ * holds it: as stored (xc_raw) or converted to the compute type */
+static void xc_value(const KCtx *c, int a, const char *e, Buf *cv)
+{
+    if (xc_raw(c, a))
+        buf_puts(cv, e);
+    else
+        load_conv(cv, MDT(c, c->acc[a].node), e);
 }
 
 /* Row kernels: an input that varies only along the (single, innermost)
@@ -1556,11 +1570,12 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
  * looped kernel in bf16 (softmax 224 / 237 / 258 / 252 against 158 / 217 /
  * 237 / 254); as stored, with whole vectors unchecked (row_split_loop),
  * 189 / 199 / 164 / 158, and rows under ROW_L2_ROW_BYTES keep the looped
- * kernel.  ncu (f32 softmax at 16387, bf16 at 50257): the shared-memory
- * kernel was issue-bound (SM throughput 70%, DRAM 22-44%, 9.9-11.6 cycles
- * an instruction) while its per-element range checks were branches around
- * each shared-memory load; without them on whole vectors f32 softmax went
- * from 246 / 238 / 288 / 295 to 190 / 215 / 266 / 261 us. */
+ * kernel.  ncu, before that: the kernel was busy issuing rather than
+ * waiting on memory (bf16 at 50257: SM throughput 70%, DRAM 22%; f32 at
+ * 16387: DRAM 44%, 11.6 cycles an issued instruction, 3.7 of them on long
+ * scoreboard) with a branch around each shared-memory load (the range
+ * checks); without them on whole vectors f32 softmax went from 246 / 238 /
+ * 288 / 295 to 190 / 215 / 266 / 261 us. */
 enum {
     /* room left for the kernel's static shared memory (fz_block_reduce's
      * warp partials, 32 states a reduction) */
@@ -1571,8 +1586,9 @@ enum {
     /* Rows of fewer read bytes than this (the row-shaped inputs as
      * stored) take the element-load looped kernel `_block` rather than
      * the shared-memory or windowed looped ones: its blocks of 256, eight
-     * a multiprocessor, keep 1056 such rows in flight on the H200, and
-     * those stay in its 50 MB L2 between passes.  H200, 2^26 bf16, us:
+     * a multiprocessor, keep 1056 such rows in flight on the H200, which
+     * fit its 50 MB L2 between passes (the likely reason; its hit rate
+     * there was not profiled).  H200, 2^26 bf16, us:
      * softmax / layernorm / rmsnorm at 16387 (32 KB rows) 160 / 148 / 134
      * looped against 189 / 200 / 151 in shared memory and 259 / 254 / 184
      * windowed looped; at 25001 (49 KB) 222 / 196 / 161 against 199 / 220
@@ -1590,6 +1606,13 @@ static int row_read_bytes(KCtx *c)
         if (acc_cached(c, &c->acc[a]))
             bytes += dtype_size(MDT(c, c->acc[a].node));
     return bytes;
+}
+
+/* A static row short enough for the launcher to leave it to _block
+ * (ROW_L2_ROW_BYTES): no shared-memory or _blockw variant for it */
+static int static_row_l2(KCtx *c, int64_t rl)
+{
+    return rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES;
 }
 
 /* Bytes a row element takes in the shared-memory cache, over every cached
@@ -1625,8 +1648,8 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 {
     int vw = row_vec_width(c);
     int bytes = smem_elem_bytes(c);
-    if (vw <= 1 || bytes == 0 || (rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES))
-        return; /* a static row the launcher leaves to _block */
+    if (vw <= 1 || bytes == 0 || static_row_l2(c, rl))
+        return;
     static const int tpr[2] = {512, 1024};
     static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
     for (int w = 0; w < 2; w++) {
@@ -1989,8 +2012,7 @@ static int plan_variants(KCtx *c, Variant *v)
          * aligned ones whose pointers are not): the looped body with
          * windowed 16-byte accesses, a block of 1024 a row, so that the
          * rows in flight stay in L2 between their passes */
-        if (k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c) &&
-            !(rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES)) {
+        if (k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c) && !static_row_l2(c, rl)) {
             add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw");
             v[n - 1].vw = lvw;
             v[n - 1].sh = 1;
@@ -3069,10 +3091,7 @@ static void emit_row_body(KCtx *c, int cached)
                 Buf e = {0}, cv = {0};
                 row_vec_load(c, a);
                 buf_printf(&e, "t%d.v[j]", a);
-                if (xc_raw(c, a))
-                    buf_puts(&cv, e.data);
-                else
-                    load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                xc_value(c, a, e.data, &cv);
                 Buf x = {0};
                 xc_ref(c, &x, a, "kk * V + j");
                 line(c, "#pragma unroll");
@@ -3097,10 +3116,7 @@ static void emit_row_body(KCtx *c, int cached)
                     Buf off = {0}, e = {0}, cv = {0};
                     acc_offset(c, &c->acc[a], "I", &off);
                     buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
-                    if (xc_raw(c, a))
-                        buf_puts(&cv, e.data);
-                    else
-                        load_conv(&cv, MDT(c, c->acc[a].node), e.data);
+                    xc_value(c, a, e.data, &cv);
                     Buf x = {0};
                     xc_ref(c, &x, a, "kk * V + j");
                     line(c, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
@@ -3799,6 +3815,18 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
 
 /* The device source of a module: the preamble, then per kernel its comment,
  * template bodies and extern "C" wrappers (one per variant). */
+/* emit_row_body for a body whose rows are a block each (the shared-memory
+ * and looped vector ones): no cluster, no rows sharing a warp, whatever
+ * the kernel's other variants need (row_end is R) */
+static void emit_block_row_body(KCtx *c, int cached)
+{
+    int sw = c->subwarp, cl = c->cluster;
+    c->subwarp = c->cluster = 0;
+    emit_row_body(c, cached);
+    c->subwarp = sw;
+    c->cluster = cl;
+}
+
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     for (int i = 0; preamble[i]; i++)
@@ -3848,30 +3876,19 @@ void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
                     dyn_smem = 1;
                 }
                 if (smem) {
-                    /* a block a row (TPR == BS), no cluster */
-                    int sw = c.subwarp, cl = c.cluster;
-                    c.subwarp = c.cluster = 0;
                     c.smem = 1;
-                    emit_row_body(&c, 1);
+                    emit_block_row_body(&c, 1);
                     c.smem = 0;
-                    c.subwarp = sw;
-                    c.cluster = cl;
                 }
                 emit_row_body(&c, 0);
                 /* the looped vector bodies: aligned (rlv), windowed (rlw) */
                 for (int w = 0; w < 2; w++)
                     for (int i = 0; i < nv; i++)
                         if (v[i].kind == VK_ROW_L && v[i].vw > 1 && v[i].sh == w) {
-                            /* a block a row: no cluster, no shared warp
-                             * (row_end is R) */
-                            int sw = c.subwarp, cl = c.cluster;
-                            c.subwarp = c.cluster = 0;
                             c.loopvec = v[i].vw;
                             c.loopwin = w;
-                            emit_row_body(&c, 0);
+                            emit_block_row_body(&c, 0);
                             c.loopvec = c.loopwin = 0;
-                            c.subwarp = sw;
-                            c.cluster = cl;
                             break;
                         }
             }
@@ -3966,15 +3983,14 @@ static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
                        vw * dtype_size(MDT(c, c->k->outputs[o])));
 }
 
-/* The stub of one kernel (emit.h): recompute the group sizes and magic
- * numbers from dims, pick the variant (alignment, row length, int32 range)
- * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
- * test is done here, on the host, once per call. */
 /* Windowed row variants: every row-shaped pointer at the same element
- * offset modulo the vector vw, so one shift serves them all; prints rsh and
- * rwin (once a launcher).  Returns 1. */
-static int host_row_window_check(KCtx *c, Buf *b, int vw)
+ * offset modulo the vector vw, so one shift serves them all.  Prints rsh
+ * and rwin the first time a launcher asks (*done). */
+static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
 {
+    if (*done)
+        return;
+    *done = 1;
     int first = 1;
     for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
         Access x;
@@ -3990,9 +4006,12 @@ static int host_row_window_check(KCtx *c, Buf *b, int vw)
                        sz, p, sz, vw);
         first = 0;
     }
-    return 1;
 }
 
+/* The stub of one kernel (emit.h): recompute the group sizes and magic
+ * numbers from dims, pick the variant (alignment, row length, int32 range)
+ * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
+ * test is done here, on the host, once per call. */
 static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
@@ -4198,8 +4217,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
                 int rpb = v[i].bs / v[i].tpr;
-                if (v[i].sh && !win_checked)
-                    win_checked = host_row_window_check(c, b, v[i].vw);
+                if (v[i].sh)
+                    host_row_window_check(c, b, v[i].vw, &win_checked);
                 if (v[i].sm) {
                     /* the row in shared memory: CAP elements a thread (as
                      * the kernel computes it), when the device lets a block
@@ -4261,8 +4280,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 /* the looped body with windowed vectors: rows at any
                  * offset, when no on-chip or shared-memory variant took
                  * them; a block of 1024 a row, grid as the last resort's */
-                if (!win_checked)
-                    win_checked = host_row_window_check(c, b, v[i].vw);
+                host_row_window_check(c, b, v[i].vw, &win_checked);
                 buf_puts(b, "    if (!lrow && rwin) {\n        blocks = nrows;\n");
                 buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
                 host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
