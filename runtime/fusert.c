@@ -288,6 +288,23 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
     return FUSERT_SUCCESS;
 }
 
+fusert_status fusert_kernel_blocks_per_sm(void *fn, int block, unsigned shared_bytes, int *blocks)
+{
+    if (!fn || !blocks)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_kernel_blocks_per_sm: %s is NULL",
+                                !fn ? "fn" : "blocks");
+    *blocks = 0;
+    const fusert_driver *d = fusert__driver();
+    if (!d)
+        return FUSERT_ERROR_NO_DEVICE;
+    int n = 0;
+    /* a driver without the call, or one that refuses: 0, "cannot say" */
+    if (d->OccupancyMaxActiveBlocksPerMultiprocessor &&
+        d->OccupancyMaxActiveBlocksPerMultiprocessor(&n, (CUfunction)fn, block, shared_bytes) == CUDA_SUCCESS)
+        *blocks = n;
+    return FUSERT_SUCCESS;
+}
+
 /* Attribute a of the current device, asked once per device and kept in
  * cache[dev] (0: not asked yet). */
 static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, const char *what, int *out)
@@ -310,6 +327,7 @@ static fusert_status device_attribute(_Atomic int *cache, CUdevice_attribute a, 
 
 static _Atomic int sm_counts[FUSERT_MAX_DEVICES];
 static _Atomic int smem_optin[FUSERT_MAX_DEVICES];
+static _Atomic int l2_sizes[FUSERT_MAX_DEVICES];
 
 fusert_status fusert_device_sm_count(int *count)
 {
@@ -317,6 +335,14 @@ fusert_status fusert_device_sm_count(int *count)
         return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_sm_count: count is NULL");
     return device_attribute(sm_counts, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                             "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", count);
+}
+
+fusert_status fusert_device_l2_bytes(int *bytes)
+{
+    if (!bytes)
+        return fusert_set_error(FUSERT_ERROR_NULL_POINTER, "fusert_device_l2_bytes: bytes is NULL");
+    return device_attribute(l2_sizes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "cuDeviceGetAttribute(L2_CACHE_SIZE)",
+                            bytes);
 }
 
 fusert_status fusert_device_shared_optin(int *bytes)

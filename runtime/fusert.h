@@ -100,8 +100,17 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
  * __cluster_dims__): 0 for none, or where the driver cannot say. */
 fusert_status fusert_kernel_cluster_width(void *fn, int *width);
 
+/* How many blocks of `block` threads (and shared_bytes of dynamic shared
+ * memory) of a kernel one multiprocessor of the current device holds at
+ * once, from the registers and shared memory it was compiled with: 0
+ * where the driver cannot say. */
+fusert_status fusert_kernel_blocks_per_sm(void *fn, int block, unsigned shared_bytes, int *blocks);
+
 /* Multiprocessor count of the current device (cached per device). */
 fusert_status fusert_device_sm_count(int *count);
+
+/* The L2 cache size of the current device in bytes (cached per device). */
+fusert_status fusert_device_l2_bytes(int *bytes);
 
 /* The most shared memory, static and dynamic together, that one block of
  * the current device may use once its kernel opts in (fusert_launch does

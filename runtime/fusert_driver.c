@@ -93,6 +93,11 @@ static void load_driver(void)
         p = dlsym(h, "cuFuncSetAttribute");
         if (p)
             memcpy(&drv.FuncSetAttribute, &p, sizeof p);
+        /* optional: without it fusert_kernel_blocks_per_sm says 0 (the
+         * launchers then take the variant that needs no answer) */
+        p = dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        if (p)
+            memcpy(&drv.OccupancyMaxActiveBlocksPerMultiprocessor, &p, sizeof p);
     }
     CUresult r = drv.Init(0);
     if (r != CUDA_SUCCESS) {

@@ -44,6 +44,8 @@ typedef struct fusert_driver {
     CUresult (*StreamGetId)(CUstream s, unsigned long long *id);
     CUresult (*FuncGetAttribute)(int *v, CUfunction_attribute a, CUfunction f); /* optional */
     CUresult (*FuncSetAttribute)(CUfunction f, CUfunction_attribute a, int v);  /* optional */
+    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *n, CUfunction f, int block,
+                                                          size_t shared_bytes); /* optional */
 } fusert_driver;
 
 /* The loaded driver with cuInit(0) done, or NULL after recording
