@@ -1569,31 +1569,21 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
  * (xc_raw), converted where read: held as f32 they were slower than the
  * looped kernel in bf16 (softmax 224 / 237 / 258 / 252 against 158 / 217 /
  * 237 / 254); as stored, with whole vectors unchecked (row_split_loop),
- * 189 / 199 / 164 / 158, and rows under ROW_L2_ROW_BYTES keep the looped
- * kernel.  ncu, before that: the kernel was busy issuing rather than
+ * 189 / 199 / 164 / 158.  ncu, before that: the kernel was busy issuing rather than
  * waiting on memory (bf16 at 50257: SM throughput 70%, DRAM 22%; f32 at
  * 16387: DRAM 44%, 11.6 cycles an issued instruction, 3.7 of them on long
  * scoreboard) with a branch around each shared-memory load (the range
  * checks); without them on whole vectors f32 softmax went from 246 / 238 /
- * 288 / 295 to 190 / 215 / 266 / 261 us. */
+ * 288 / 295 to 190 / 215 / 266 / 261 us.  The windowed looped kernel with
+ * int indices now comes first where its rows in flight fit L2
+ * (host_row_wloop_fit), which left these to longer rows or smaller L2s. */
 enum {
     /* room left for the kernel's static shared memory (fz_block_reduce's
      * warp partials, 32 states a reduction) */
     SMEM_ROW_STATIC = 4096,
     /* the launcher asks the device only when the row could fit the
      * largest opt-in limit (sm_90: 227 KiB) */
-    SMEM_ROW_MAX_OPTIN = 232448,
-    /* Rows of fewer read bytes than this (the row-shaped inputs as
-     * stored) take the element-load looped kernel `_block` rather than
-     * the shared-memory or windowed looped ones: its blocks of 256, eight
-     * a multiprocessor, keep 1056 such rows in flight on the H200, which
-     * fit its 50 MB L2 between passes (the likely reason; its hit rate
-     * there was not profiled).  H200, 2^26 bf16, us:
-     * softmax / layernorm / rmsnorm at 16387 (32 KB rows) 160 / 148 / 134
-     * looped against 189 / 200 / 151 in shared memory and 259 / 254 / 184
-     * windowed looped; at 25001 (49 KB) 222 / 196 / 161 against 199 / 220
-     * / 166; at 40001 241 / 212 / 172 against 164 / 191 / 143. */
-    ROW_L2_ROW_BYTES = 49152
+    SMEM_ROW_MAX_OPTIN = 232448
 };
 static int row_vec_width(KCtx *c);
 static int row_windowable(KCtx *c);
@@ -1606,13 +1596,6 @@ static int row_read_bytes(KCtx *c)
         if (acc_cached(c, &c->acc[a]))
             bytes += dtype_size(MDT(c, c->acc[a].node));
     return bytes;
-}
-
-/* A static row short enough for the launcher to leave it to _block
- * (ROW_L2_ROW_BYTES): no shared-memory or _blockw variant for it */
-static int static_row_l2(KCtx *c, int64_t rl)
-{
-    return rl >= 0 && rl * row_read_bytes(c) < ROW_L2_ROW_BYTES;
 }
 
 /* Bytes a row element takes in the shared-memory cache, over every cached
@@ -1648,7 +1631,7 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 {
     int vw = row_vec_width(c);
     int bytes = smem_elem_bytes(c);
-    if (vw <= 1 || bytes == 0 || static_row_l2(c, rl))
+    if (vw <= 1 || bytes == 0)
         return;
     static const int tpr[2] = {512, 1024};
     static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
@@ -1996,6 +1979,24 @@ static int plan_variants(KCtx *c, Variant *v)
         } else if (k->kind == KK_REDUCE) {
             add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         }
+        /* rows at any offset past the on-chip ones (and aligned ones whose
+         * pointers are not): the looped body with windowed 16-byte
+         * accesses, a block a row (emit_launcher: blocks of 1024 or 512 by
+         * what a multiprocessor holds, before or after the shared-memory
+         * variants by whether the rows in flight fit L2).  int indices for
+         * the tensors under 2^31 elements: 64-bit ones took f32 softmax's
+         * from 32 registers to 39 (sm_90), a block of 1024 a
+         * multiprocessor instead of two */
+        int lvw = row_vec_width(c);
+        int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
+        if (wloop) {
+            add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
+            v[n - 1].vw = lvw;
+            v[n - 1].sh = 1;
+            add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
+            v[n - 1].vw = lvw;
+            v[n - 1].sh = 1;
+        }
         if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
             add_smem_rows(c, v, &n, i64, rl);
         /* rows past the on-chip ones, when they are whole aligned vectors
@@ -2003,17 +2004,13 @@ static int plan_variants(KCtx *c, Variant *v)
          * Element loads (_block) keep few bytes in flight: on the H200,
          * softmax over rows of 65536 spent 49 of 53 cycles an instruction
          * waiting on memory, at 75% of DRAM bandwidth (ncu) */
-        int lvw = row_vec_width(c);
         if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
             add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
             v[n - 1].vw = lvw;
         }
-        /* rows at any offset past the on-chip and shared-memory ones (and
-         * aligned ones whose pointers are not): the looped body with
-         * windowed 16-byte accesses, a block of 1024 a row, so that the
-         * rows in flight stay in L2 between their passes */
-        if (k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c) && !static_row_l2(c, rl)) {
-            add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw");
+        /* the windowed looped body for tensors of 2^31 elements or more */
+        if (wloop) {
+            add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw_i64");
             v[n - 1].vw = lvw;
             v[n - 1].sh = 1;
         }
@@ -2513,7 +2510,8 @@ static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwa
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
  * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
- * cached body, whose vector at rb may be partial (SH). */
+ * cached body, whose vector at rb may be partial (SH); 2: a windowed
+ * vector inside the row (its elements, not aligned in this array). */
 static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
 {
     int g = c->ng - 1;
@@ -2536,6 +2534,18 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         /* windowed rows: the vector at rb is not aligned in this array; an
          * element at a time, lanes outside the row read its nearest end */
         line(c, "fz_vec<%s, V> vb%d;", st, a);
+        if (sh == 2) {
+            c->gi[g] = "(rb + j)";
+            Buf offj = {0};
+            acc_offset(c, &c->acc[a], "I", &offj);
+            c->gi[g] = "rb";
+            line(c, "#pragma unroll");
+            line(c, "for (int j = 0; j < V; j++)");
+            line(c, "    vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+            buf_free(&offj);
+            buf_free(&off);
+            continue;
+        }
         line(c, "if (SH) {");
         open_scope(c);
         line(c, "#pragma unroll");
@@ -2668,49 +2678,56 @@ static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
  * bytes a load instead of 4; windowed, from rb = -sh on, a partial first
  * or last vector an element at a time), the per-column inputs as vectors
  * at rb (row_vec_loads), and the final pass stores V-element vectors. */
+/* A windowed looped pass's partial vector at `at` (a row's first or last):
+ * the element body an element at a time, loads and stores included, not
+ * unrolled (at most two such vectors a row; unrolled, their loads held
+ * more registers than the whole-vector loop, sm_90) */
+static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
+{
+    line(c, "#pragma unroll 1");
+    line(c, "for (int j = 0; j < V; j++) {");
+    open_scope(c);
+    line(c, "const I r = %s + j;", at);
+    line(c, "if (r < 0 || r >= R)");
+    line(c, "    continue; /* outside the row */");
+    decompose(c, "r", 1);
+    fn(c, ctx);
+    close_scope(c);
+}
+
 static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
     int V = c->loopvec;
     int vs = rc->final;
     int win = c->loopwin;
-    line(c, "for (I rb = (I)lane * V%s; rb < R; rb += (I)TPR * V) {", win ? " - sh" : "");
-    open_scope(c);
+    if (win) {
+        /* windowed: the lane's vectors start at rb = lane * V - sh; only
+         * lane 0's first one can start before the row and only the last
+         * can end past it, so those two run apart (row_partial_vec) and
+         * the loop between reads whole vectors, unchecked.  In the loop
+         * the compiler saw no branch to the element loads: bf16 softmax's
+         * _blockw went from 36 registers to 32 (sm_90), which lets a
+         * multiprocessor hold two blocks of 1024 */
+        line(c, "{");
+        open_scope(c);
+        line(c, "I rbn = (I)lane * V - sh;");
+        line(c, "if (rbn < 0) { /* the row's partial first vector */");
+        open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        line(c, "rbn += (I)TPR * V;");
+        close_scope(c);
+        line(c, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
+        open_scope(c);
+        line(c, "const I rb = rbn;");
+    } else {
+        line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
+        open_scope(c);
+    }
     decompose(c, "rb", 1);
     for (int a = 0; a < c->nacc; a++)
-        if (acc_cached(c, &c->acc[a])) {
-            if (!win) {
-                row_vec_load(c, a);
-                continue;
-            }
-            /* windowed: a whole vector inside the row at once, a partial
-             * one an element at a time (lanes outside the row read its
-             * nearest end, never used) */
-            const char *st = stype(MDT(c, c->acc[a].node));
-            int ib = c->inbuf[c->acc[a].node->id];
-            int g = c->ng - 1;
-            const char *saved = c->gi[g];
-            Buf off = {0}, offj = {0};
-            c->gi[g] = "rb";
-            acc_offset(c, &c->acc[a], "I", &off);
-            c->gi[g] = "rj";
-            acc_offset(c, &c->acc[a], "I", &offj);
-            c->gi[g] = saved;
-            line(c, "fz_vec<%s, V> t%d;", st, a);
-            line(c, "if (rb >= 0 && rb + V <= R)");
-            line(c, "    t%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
-            line(c, "else {");
-            open_scope(c);
-            line(c, "#pragma unroll");
-            line(c, "for (int j = 0; j < V; j++) {");
-            open_scope(c);
-            line(c, "const I rj = rb + j < 0 ? (I)0 : rb + j < R ? rb + j : R - 1;");
-            line(c, "t%d.v[j] = in%d[%s];", a, ib, offj.data);
-            close_scope(c);
-            close_scope(c);
-            buf_free(&off);
-            buf_free(&offj);
-        }
+        if (acc_cached(c, &c->acc[a]))
+            row_vec_load(c, a);
     for (int i = 0; vs && i < c->k->noutputs; i++)
         if (out_is_elem(c, i) && depends_on_red(c, c->k->outputs[i]))
             line(c, "fz_vec<%s, V> vo%d;", stype(MDT(c, c->k->outputs[i])), i);
@@ -2721,31 +2738,30 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     c->loopvld = 1;
     c->vecstore = vs;
     c->rowvw = V;
-    if (win) {
-        Buf inner = {0};
-        row_split_inner(c, &inner, fn, ctx);
-        c->out = &body;
-        row_split_loop(c, &inner, 0);
-        buf_free(&inner);
-    } else {
-        c->out = &body;
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        open_scope(c);
-        line(c, "const I r = rb + j;");
-        decompose(c, "r", 1);
-        fn(c, ctx);
-        close_scope(c);
-    }
+    c->out = &body;
+    line(c, "#pragma unroll");
+    line(c, "for (int j = 0; j < V; j++) {");
+    open_scope(c);
+    line(c, "const I r = rb + j;");
+    decompose(c, "r", 1);
+    fn(c, ctx);
+    close_scope(c);
     c->loopvld = 0;
     c->vecstore = 0;
     c->rowvw = 0;
     c->out = outer;
-    row_vec_loads(c, V, win, &body);
+    row_vec_loads(c, V, win ? 2 : 0, &body);
     buf_free(&body);
     if (vs)
-        row_vec_stores(c, win);
+        row_vec_stores(c, 0);
     close_scope(c);
+    if (win) {
+        line(c, "if (rbn < R) { /* the row's partial last vector */");
+        open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        close_scope(c);
+        close_scope(c);
+    }
 }
 
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
@@ -3772,6 +3788,12 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * registers unbounded) */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
                  1024 / v[i].bs, v[i].cl, v[i].name, ps.data);
+        else if (v[i].kind == VK_ROW_L && v[i].sh && v[i].bs < 1024)
+            /* the windowed looped body in blocks of 512: at least two a
+             * multiprocessor (64 registers), or it would not be taken
+             * over the block of 1024 */
+            line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
+                 v[i].name, ps.data);
         else
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
         line(c, "{");
@@ -4008,6 +4030,86 @@ static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
     }
 }
 
+/* The grid of the windowed looped kernels: a block a row, at most 32 a
+ * multiprocessor (the blocks loop over the rest) */
+static void host_row_wloop_grid(Buf *b, const char *in)
+{
+    buf_printf(b, "%sblocks = nrows;\n%sif (blocks > (int64_t)sm_count * 32)\n%s    blocks = (int64_t)sm_count * 32;\n",
+               in, in, in);
+}
+
+/* Which of the windowed looped kernels with int indices v[wi] (_blockw,
+ * blocks of 1024) and v[wi + 1] (_blockw512) to take: 1024 where a
+ * multiprocessor holds two such blocks (the registers ptxas gave the
+ * kernel, asked at launch), else 512, which it then holds two or three
+ * of.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds of each;
+ * 0: not asked, or the runtime cannot say). */
+static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, const char *in)
+{
+    buf_printf(b, "%sfusert_status wst = FZK_BLOCKS_PER_SM(%d, %s, 1024, &wb1);\n", in, base + wi, v[wi].name);
+    buf_printf(b, "%sif (wst != FUSERT_SUCCESS)\n%s    return wst;\n%swbs = 1024;\n", in, in, in);
+    buf_printf(b, "%sif (wb1 < 2) {\n", in);
+    buf_printf(b, "%s    wst = FZK_BLOCKS_PER_SM(%d, %s, 512, &wb2);\n", in, base + wi + 1, v[wi + 1].name);
+    buf_printf(b, "%s    if (wst != FUSERT_SUCCESS)\n%s        return wst;\n%s    wbs = 512;\n%s}\n", in, in, in, in);
+}
+
+/* The windowed looped kernels with int indices before the shared-memory
+ * variants, v[i] and v[i + 1] (host_row_wloop_choose), taken where the
+ * rows in flight fit the device's L2 (each row is read once per reduction
+ * round and once more to write): the block chosen, else one of 1024 where
+ * those fit.  On the H200 (2^26 elements, rows of 20001 to 100001) f32
+ * softmax and rmsnorm took 32 registers: two blocks of 1024 beat four of
+ * 512 (softmax at 20001 187.5 against 231.8 us, fewer rows in flight) and
+ * the rows in shared memory (219.7) up to 40001; the bf16 kernels (36 to
+ * 64 registers) held one block of 1024 and two or three of 512, and 512
+ * won (softmax at 30001 129.8 against 188.1, 156.2 in shared memory);
+ * f32 layernorm (48 registers) held one of 1024 and three of 512, which
+ * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
+ * 261.8), where its 396 rows in flight no longer fit L2.  Rows past L2
+ * take shared memory where it holds them, else host_row_wloop_rest.  The
+ * queries are skipped when the rows of one block a multiprocessor do not
+ * fit (in the nvrtc target each compiles its kernel). */
+static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int base)
+{
+    buf_printf(b, "    const int64_t wrow = rlen * %d; /* bytes a row reads */\n", row_read_bytes(c));
+    buf_puts(b, "    int wbs = 0, wb1 = 0, wb2 = 0;\n    if (!big && rwin) {\n        int l2 = 0;\n"
+                "        fusert_status lst = FZK_L2_QUERY(&l2);\n        if (lst != FUSERT_SUCCESS)\n"
+                "            return lst;\n"
+                "        if ((nrows < (int64_t)sm_count ? nrows : (int64_t)sm_count) * wrow <= (int64_t)l2) {\n");
+    host_row_wloop_choose(b, v, i, base, "            ");
+    buf_puts(b, "            /* rows in flight: those the blocks of a multiprocessor hold, at most every row */\n"
+                "            const int64_t wr1 = nrows < (int64_t)wb1 * sm_count ? nrows : (int64_t)wb1 * sm_count;\n"
+                "            const int64_t wr2 = nrows < (int64_t)wb2 * sm_count ? nrows : (int64_t)wb2 * sm_count;\n");
+    host_row_wloop_grid(b, "            ");
+    buf_puts(b, "            if (wbs == 512 && wr2 * wrow <= (int64_t)l2)\n");
+    host_launch(b, "                ", base + i + 1, &v[i + 1], "(unsigned)blocks", "512");
+    buf_puts(b, "            if (wr1 * wrow <= (int64_t)l2)\n");
+    host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "1024");
+    buf_puts(b, "        }\n    }\n");
+}
+
+/* After the shared-memory variants: the windowed looped kernels with int
+ * indices (v[wi], v[wi + 1]; host_row_wloop_choose unless
+ * host_row_wloop_fit chose already) for rows no shared-memory variant
+ * took, then the one with 64-bit indices, v[i] (blocks of 1024), for the
+ * tensors of 2^31 elements or more */
+static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int base)
+{
+    if (wi < 0)
+        ICE("the windowed looped kernels with int indices are missing");
+    buf_puts(b, "    if (!big && rwin) {\n        if (!wbs) {\n");
+    host_row_wloop_choose(b, v, wi, base, "            ");
+    buf_puts(b, "        }\n");
+    host_row_wloop_grid(b, "        ");
+    buf_puts(b, "        if (wbs == 1024)\n");
+    host_launch(b, "            ", base + wi, &v[wi], "(unsigned)blocks", "1024");
+    host_launch(b, "        ", base + wi + 1, &v[wi + 1], "(unsigned)blocks", "512");
+    buf_puts(b, "    }\n    if (rwin) {\n");
+    host_row_wloop_grid(b, "        ");
+    host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
+    buf_puts(b, "    }\n");
+}
+
 /* The stub of one kernel (emit.h): recompute the group sizes and magic
  * numbers from dims, pick the variant (alignment, row length, int32 range)
  * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
@@ -4204,15 +4306,9 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
         buf_puts(b, "    int64_t blocks;\n");
         const int ebytes = row_elem_bytes(c);
-        /* rows whose read bytes fit L2 as the element-load kernel holds
-         * them (ROW_L2_ROW_BYTES) keep that kernel past the on-chip ones */
-        int has_sm_or_win = 0;
-        for (int i = 0; i < nv; i++)
-            has_sm_or_win |= v[i].sm || (v[i].kind == VK_ROW_L && v[i].sh);
-        if (has_sm_or_win)
-            buf_printf(b, "    const int lrow = rlen * %d < %d;\n", row_read_bytes(c), ROW_L2_ROW_BYTES);
         /* on-chip variants first, then warp per row, then block per row */
         int win_checked = 0;
+        int wi = -1; /* the index of _blockw (host_row_wloop_fit) */
         for (int i = 0; i < nv; i++) {
             const char *cond = v[i].i64 ? "" : "!big && ";
             if (v[i].kind == VK_ROW_C) {
@@ -4235,7 +4331,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     }
                     buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
                                v[i].sh * (v[i].vw - 1) + span - 1, span, span * smem_elem_bytes(c));
-                    buf_printf(b, "    if (%s!lrow && %s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
+                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
                                SMEM_ROW_MAX_OPTIN);
                     buf_puts(b, "        int smo = 0;\n"
                                 "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
@@ -4278,13 +4374,13 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
             } else if (v[i].sh) {
                 /* the looped body with windowed vectors: rows at any
-                 * offset, when no on-chip or shared-memory variant took
-                 * them; a block of 1024 a row, grid as the last resort's */
+                 * offset past the on-chip variants (host_row_wloop) */
                 host_row_window_check(c, b, v[i].vw, &win_checked);
-                buf_puts(b, "    if (!lrow && rwin) {\n        blocks = nrows;\n");
-                buf_puts(b, "        if (blocks > (int64_t)sm_count * 32)\n            blocks = (int64_t)sm_count * 32;\n");
-                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
-                buf_puts(b, "    }\n");
+                if (!v[i].i64 && v[i].bs == 1024) {
+                    host_row_wloop_fit(c, b, v, i, base);
+                    wi = i;
+                } else if (v[i].i64)
+                    host_row_wloop_rest(b, v, wi, i, base);
                 continue;
             } else if (v[i].vw > 1) {
                 /* the looped body with vectors: rows of whole aligned vectors,
@@ -4379,7 +4475,26 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              " * tests do. */\n"
              "#ifndef FZK_ROW_SMEM_MAX\n"
              "#define FZK_ROW_SMEM_MAX 2147483647\n"
+             "#endif\n");
+    /* the windowed looped row kernels' launch (host_row_wloop_fit) */
+    buf_puts(out,
+             "/* FZK_L2_BYTES: the L2 the row launch rules assume, instead of the\n"
+             " * device's (a build may define it, as tests do) */\n"
+             "#ifdef FZK_L2_BYTES\n"
+             "#define FZK_L2_QUERY(bytes) (*(bytes) = (int)(FZK_L2_BYTES), FUSERT_SUCCESS)\n"
+             "#else\n"
+             "#define FZK_L2_QUERY(bytes) FUSEC_L2_BYTES(bytes)\n"
              "#endif\n"
+             "/* FZK_ROW_WLOOP_BLOCK: the block (1024 or 512) the windowed looped row\n"
+             " * kernels take, instead of the one the kernel's occupancy picks (a\n"
+             " * build may define it, as tests do) */\n"
+             "#ifdef FZK_ROW_WLOOP_BLOCK\n"
+             "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) \\\n"
+             "    (*(n) = (block) == (FZK_ROW_WLOOP_BLOCK) ? 2 : 1, FUSERT_SUCCESS)\n"
+             "#else\n"
+             "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n)\n"
+             "#endif\n");
+    buf_puts(out,
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
              "{\n"
              "    int64_t k = gbytes > 0 ? (int64_t)FZK_ROW_THREAD_BYTES * bs / gbytes : 1;\n"

@@ -664,7 +664,11 @@ typedef enum cudaError {
     cudaErrorLaunchFailure = 719,
 } cudaError_t;
 typedef void *cudaStream_t;
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaDeviceAttr {
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrL2CacheSize = 38,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+};
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 namespace fz_emu {
@@ -772,6 +776,12 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d
         *v = e && atoi(e) > 0 ? atoi(e) : 232448;
         return cudaSuccess;
     }
+    if (a == cudaDevAttrL2CacheSize) {
+        /* an H200's (50 MiB), or FZ_EMU_L2_BYTES */
+        const char *e = getenv("FZ_EMU_L2_BYTES");
+        *v = e && atoi(e) > 0 ? atoi(e) : 52428800;
+        return cudaSuccess;
+    }
     if (a != cudaDevAttrMultiProcessorCount)
         return fz_emu::set(cudaErrorInvalidValue);
     const char *e = getenv("FZ_EMU_SMS");
@@ -826,6 +836,20 @@ static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const voi
         if (fz_emu::registry[i].fn == fn) {
             const char *e = getenv("FZ_EMU_NO_CLUSTERS");
             a->requiredClusterWidth = e && atoi(e) ? 0 : fz_emu::registry[i].cl;
+            return cudaSuccess;
+        }
+    return fz_emu::set(cudaErrorInvalidDeviceFunction);
+}
+/* Blocks a multiprocessor holds: FZ_EMU_BLOCKS_PER_SM (default 2) for
+ * any registered kernel whose __launch_bounds__ allow the block, else 0 */
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *fn, int block, size_t sh)
+{
+    (void)sh;
+    for (int i = 0; i < fz_emu::nregistry; i++)
+        if (fz_emu::registry[i].fn == fn) {
+            const char *e = getenv("FZ_EMU_BLOCKS_PER_SM");
+            unsigned lb = fz_emu::registry[i].max_threads;
+            *n = lb && (unsigned)block > lb ? 0 : e && atoi(e) >= 0 && *e ? atoi(e) : 2;
             return cudaSuccess;
         }
     return fz_emu::set(cudaErrorInvalidDeviceFunction);

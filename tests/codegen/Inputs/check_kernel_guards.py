@@ -11,8 +11,9 @@ and the launch stub of that kernel passes i to FUSEC_LAUNCH; so for every i:
   - the embedded source guards exactly one __global__ with
     `#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == i`, right above it,
   - that __global__ is named fusec_kernel_names[i],
-  - every FUSEC_LAUNCH(i, SYMBOL, ...) and FUSEC_CLUSTER_WIDTH(i, SYMBOL, ...)
-    has SYMBOL == fusec_kernel_names[i],
+  - every FUSEC_LAUNCH(i, SYMBOL, ...), FUSEC_CLUSTER_WIDTH(i, SYMBOL, ...)
+    and FZK_BLOCKS_PER_SM(i, SYMBOL, ...) has SYMBOL ==
+    fusec_kernel_names[i],
   - and no __global__ is left unguarded (it would be compiled into every
     per-kernel module).
 
@@ -59,14 +60,15 @@ def main():
             sys.exit("check_kernel_guards: index %d guards %s but fusec_kernel_names[%d] is %s"
                      % (k, name, k, names[k]))
     launches = re.findall(r"FUSEC_LAUNCH\((\d+), (\w+),", text)
-    # the cluster width query names the kernel it would launch
-    for k, sym in launches + re.findall(r"FUSEC_CLUSTER_WIDTH\((\d+), (\w+),", text):
+    # the cluster width and occupancy queries name the kernel they ask about
+    queries = re.findall(r"(?:FUSEC_CLUSTER_WIDTH|FZK_BLOCKS_PER_SM)\((\d+), (\w+),", text)
+    for k, sym in launches + queries:
         if int(k) >= len(names) or names[int(k)] != sym:
-            sys.exit("check_kernel_guards: FUSEC_LAUNCH or FUSEC_CLUSTER_WIDTH(%s, %s) disagrees with the name list"
-                     % (k, sym))
+            sys.exit("check_kernel_guards: FUSEC_LAUNCH, FUSEC_CLUSTER_WIDTH or FZK_BLOCKS_PER_SM(%s, %s) "
+                     "disagrees with the name list" % (k, sym))
     if not launches and names:
         sys.exit("check_kernel_guards: no FUSEC_LAUNCH found")
-    print("kernel guards ok: %d kernels, %d launches" % (len(names), len(launches)))
+    print("kernel guards ok: %d kernels, %d launches, %d queries" % (len(names), len(launches), len(queries)))
 
 
 main()

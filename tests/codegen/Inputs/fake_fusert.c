@@ -67,6 +67,30 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
     return FUSERT_SUCCESS;
 }
 
+/* Blocks a multiprocessor holds: two (an H200's for a kernel of 32
+ * registers in blocks of 1024, or one of up to 64 in blocks of 512), or
+ * FAKE_FUSERT_BLOCKS_PER_SM for kernels whose name ends in _blockw (the
+ * windowed looped kernel of 1024 threads) */
+fusert_status fusert_kernel_blocks_per_sm(void *fn, int block, unsigned shared_bytes, int *blocks)
+{
+    const char *n = (const char *)fn, *e = getenv("FAKE_FUSERT_BLOCKS_PER_SM");
+    size_t len = strlen(n);
+    *blocks = 2;
+    if (e && len > 7 && strcmp(n + len - 7, "_blockw") == 0)
+        *blocks = atoi(e);
+    printf("fake: blocks of %d threads (%u bytes shared) a multiprocessor holds of %s: %d\n", block, shared_bytes, n,
+           *blocks);
+    return FUSERT_SUCCESS;
+}
+
+/* An H200's L2 (50 MiB), or FAKE_FUSERT_L2_BYTES */
+fusert_status fusert_device_l2_bytes(int *bytes)
+{
+    const char *e = getenv("FAKE_FUSERT_L2_BYTES");
+    *bytes = e && atoi(e) > 0 ? atoi(e) : 52428800;
+    return FUSERT_SUCCESS;
+}
+
 /* An H200's opt-in limit, or FAKE_FUSERT_SMEM_OPTIN bytes (another GPU's) */
 fusert_status fusert_device_shared_optin(int *bytes)
 {

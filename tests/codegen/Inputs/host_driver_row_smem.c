@@ -1,7 +1,9 @@
 /* host_driver_row_smem.c -- calls the generated softmax (nvrtc target,
  * linked with fake_fusert.c: 132 multiprocessors, 232448 bytes of shared
- * memory a block) at rows that take the row held in shared memory or not;
- * the fake prints each launch and its shared bytes.  The buffers are never
+ * memory a block, 50 MiB of L2) at long odd rows, which take the windowed
+ * looped kernel or the row held in shared memory (host-row-smem.test says
+ * which, by the fake's settings); the fake prints each launch and its
+ * shared bytes.  The buffers are never
  * read: the fake runs no kernel. */
 #include "softmax.h"
 #include <stdio.h>
@@ -13,11 +15,12 @@ int main(void)
         int64_t n, m;
         int off; /* both pointers this many elements into their buffers */
     } cases[] = {
-        {4096, 16387, 0}, /* odd, two rows fit a multiprocessor: _rsmw512 */
-        {1335, 50257, 0}, /* odd, one row fits: _rsmw */
-        {3, 40000, 1},    /* whole vectors, one element off: _rsmw */
-        {3, 40000, 0},    /* aligned: the cluster (_r65536c) */
-        {3, 57343, 0},    /* odd, past what a block holds: looped (_block) */
+        {4096, 16387, 0}, /* odd; in shared memory, two rows a multiprocessor */
+        {1335, 50257, 0}, /* odd; in shared memory, one row */
+        {3, 50257, 0},    /* odd, three rows: all in flight at once */
+        {3, 40000, 1},    /* whole vectors, one element off */
+        {3, 40000, 0},    /* aligned: the cluster (_r262144c) */
+        {3, 57343, 0},    /* odd, past what a block holds */
     };
     float *x = aligned_alloc(256, 512), *y = aligned_alloc(256, 512);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
