@@ -222,11 +222,17 @@ def run_case(args, name, case, dt, dims, workdir, copy_gbs, rows, label=None):
     row = dict(case=label or name, dtype=dt, dims=dims, min_bytes=min_bytes)
     stream = torch.cuda.current_stream().cuda_stream
 
+    # the error of the reference itself rounded to the output type: softmax
+    # over rows of 200001 f16 writes subnormal values, where even a correctly
+    # rounded result is 0.0021 off (0.0104 at 1000001), past TOL; twice that
+    # is allowed too
+    tol = max(TOL[dt], 2 * rel_err(ref.to(tdt), ref))
+
     def check(label, out):
         e = rel_err(out, ref)
-        ok = e <= TOL[dt]
+        ok = e <= tol
         if not ok:
-            log(f"  {label}: CHECK FAILED rel err {e:.3g} > {TOL[dt]}")
+            log(f"  {label}: CHECK FAILED rel err {e:.3g} > {tol:.3g}")
         return ok, e
 
     # fusec variants
