@@ -2623,13 +2623,14 @@ static void row_vec_stores(KCtx *c, int sh)
     c->gi[g] = saved;
 }
 
-/* A windowed vector's element loop in two copies, into c->out: whole
- * vectors inside the row (all but a row's first and last) run `inner`, the
- * element body, without a per-element range check, whose branches would
- * keep the compiler from batching a vector's loads; partial vectors run it
- * checked.  `inner` was emitted two levels deeper than c->ind (the if and
- * the j loop); `k` also declares the cached body's element slot. */
-static void row_split_loop(KCtx *c, const Buf *inner, int k)
+/* A windowed cached vector's element loop in two copies, into c->out:
+ * whole vectors inside the row (all but a row's first and last) run
+ * `inner`, the element body, without a per-element range check, whose
+ * branches would keep the compiler from batching a vector's loads; partial
+ * vectors run it checked.  `inner` was emitted two levels deeper than
+ * c->ind (the if and the j loop).  (The windowed looped body runs its
+ * partial vectors apart instead: row_elem_loop_vec.) */
+static void row_split_loop(KCtx *c, const Buf *inner)
 {
     const char *RR = row_end(c);
     line(c, "if (!SH || (rb >= 0 && rb + V <= %s)) {", RR);
@@ -2638,8 +2639,7 @@ static void row_split_loop(KCtx *c, const Buf *inner, int k)
         line(c, "#pragma unroll");
         line(c, "for (int j = 0; j < V; j++) {");
         c->ind++;
-        if (k)
-            line(c, "const int k = kk * V + j;");
+        line(c, "const int k = kk * V + j;");
         line(c, "const I r = rb + j;");
         if (w) {
             line(c, "if (r < 0 || r >= %s)", RR);
@@ -2805,7 +2805,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
     if (split) {
         Buf inner = {0};
         row_split_inner(c, &inner, fn, ctx);
-        row_split_loop(c, &inner, 1);
+        row_split_loop(c, &inner);
         buf_free(&inner);
     } else {
         if (cached) {
@@ -4065,7 +4065,10 @@ static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, co
  * won (softmax at 30001 129.8 against 188.1, 156.2 in shared memory);
  * f32 layernorm (48 registers) held one of 1024 and three of 512, which
  * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
- * 261.8), where its 396 rows in flight no longer fit L2.  Rows past L2
+ * 261.8), where its 396 rows in flight no longer fit L2 (the first device
+ * call of the fourteenth session; since the partial vectors left the loop,
+ * row_elem_loop_vec, the six benchmark kernels take at most 32 registers
+ * and blocks of 1024, and 512 is for bodies of more).  Rows past L2
  * take shared memory where it holds them, else host_row_wloop_rest.  The
  * queries are skipped when the rows of one block a multiprocessor do not
  * fit (in the nvrtc target each compiles its kernel). */
