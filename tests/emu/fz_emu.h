@@ -777,9 +777,9 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d
         return cudaSuccess;
     }
     if (a == cudaDevAttrL2CacheSize) {
-        /* an H200's (50 MiB), or FZ_EMU_L2_BYTES */
+        /* an H200's (60 MiB, as it reports it), or FZ_EMU_L2_BYTES */
         const char *e = getenv("FZ_EMU_L2_BYTES");
-        *v = e && atoi(e) > 0 ? atoi(e) : 52428800;
+        *v = e && atoi(e) > 0 ? atoi(e) : 62914560;
         return cudaSuccess;
     }
     if (a != cudaDevAttrMultiProcessorCount)

@@ -83,11 +83,11 @@ fusert_status fusert_kernel_blocks_per_sm(void *fn, int block, unsigned shared_b
     return FUSERT_SUCCESS;
 }
 
-/* An H200's L2 (50 MiB), or FAKE_FUSERT_L2_BYTES */
+/* An H200's L2 (60 MiB, as the device reports it), or FAKE_FUSERT_L2_BYTES */
 fusert_status fusert_device_l2_bytes(int *bytes)
 {
     const char *e = getenv("FAKE_FUSERT_L2_BYTES");
-    *bytes = e && atoi(e) > 0 ? atoi(e) : 52428800;
+    *bytes = e && atoi(e) > 0 ? atoi(e) : 62914560;
     return FUSERT_SUCCESS;
 }
 
