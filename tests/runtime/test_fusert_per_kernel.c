@@ -279,6 +279,29 @@ static void test_shared(void)
           fusert_last_error());
 }
 
+/* The blocks of a kernel a multiprocessor holds, and the device's L2
+ * (the windowed looped row launchers ask both): what the driver says, 0
+ * where it refuses the question */
+static void test_occupancy(void)
+{
+    static fusert_program prog = {.name = "perk_occupancy", .source = source, .kernels = names,
+                                  .nkernels = 3, .per_kernel = 1};
+    void *fn = NULL;
+    int n = -1, l2 = 0;
+    CHECK_STATUS(fusert_program_kernel(&prog, 0, &fn), FUSERT_SUCCESS);
+    CHECK_STATUS(fusert_kernel_blocks_per_sm(fn, 1024, 0, &n), FUSERT_SUCCESS);
+    CHECK(n == 2, "blocks of 1024: %d", n);
+    CHECK_STATUS(fusert_kernel_blocks_per_sm(fn, 512, 0, &n), FUSERT_SUCCESS);
+    CHECK(n == 4, "blocks of 512: %d", n);
+    CHECK_STATUS(fusert_kernel_blocks_per_sm(fn, 2048, 0, &n), FUSERT_SUCCESS);
+    CHECK(n == 0, "a refused block: %d", n);
+    CHECK_STATUS(fusert_kernel_blocks_per_sm(NULL, 1024, 0, &n), FUSERT_ERROR_NULL_POINTER);
+    CHECK_STATUS(fusert_kernel_blocks_per_sm(fn, 1024, 0, NULL), FUSERT_ERROR_NULL_POINTER);
+    CHECK_STATUS(fusert_device_l2_bytes(&l2), FUSERT_SUCCESS);
+    CHECK(l2 == 62914560, "L2 %d", l2);
+    CHECK_STATUS(fusert_device_l2_bytes(NULL), FUSERT_ERROR_NULL_POINTER);
+}
+
 static void test_zeroed(void)
 {
     void *a = NULL, *b = NULL, *c = NULL, *big = NULL, *cap = (void *)1;
@@ -327,6 +350,7 @@ int main(void)
     test_capture();
     test_zeroed();
     test_shared();
+    test_occupancy();
     rt_rmtree(dir);
     return rt_done("test_fusert_per_kernel");
 }

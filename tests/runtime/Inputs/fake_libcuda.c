@@ -158,6 +158,8 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
         *v = 132;
     else if (a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         *v = FAKE_SHARED_OPTIN;
+    else if (a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        *v = 62914560; /* an H200's, as it reports it */
     else
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
@@ -242,6 +244,19 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     /* as the driver: past 48 KiB only what the kernel opted in to */
     if (shared > 48 * 1024 && (int)shared > ((fake_function *)(void *)f)->max_dynamic_shared)
         return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* Blocks a multiprocessor holds: 2048 threads' worth (a kernel of 32
+ * registers); a block past 1024 threads is refused, as the driver does */
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t shared)
+{
+    (void)shared;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (block <= 0 || block > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = 2048 / block > 32 ? 32 : 2048 / block;
     return CUDA_SUCCESS;
 }
 
