@@ -2533,8 +2533,9 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
             buf_free(&off);
             continue;
         }
-        /* windowed rows: the vector at rb is not aligned in this array; an
-         * element at a time, lanes outside the row read its nearest end */
+        /* windowed rows: the vector at rb is not aligned in this array, so
+         * an element at a time; inside the row as they are (sh == 2), else
+         * lanes outside the row read its nearest end */
         line(c, "fz_vec<%s, V> vb%d;", st, a);
         if (sh == 2) {
             c->gi[g] = "(rb + j)";
@@ -2673,13 +2674,6 @@ static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
     c->out = outer;
 }
 
-/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
- * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
- * offset, every row-shaped pointer at the same one): each lane reads
- * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
- * bytes a load instead of 4; windowed, from rb = -sh on, a partial first
- * or last vector an element at a time), the per-column inputs as vectors
- * at rb (row_vec_loads), and the final pass stores V-element vectors. */
 /* A windowed looped pass's partial vector at `at` (a row's first or last):
  * the element body an element at a time, loads and stores included, not
  * unrolled (at most two such vectors a row; unrolled, their loads held
@@ -2697,6 +2691,14 @@ static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
     close_scope(c);
 }
 
+/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
+ * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
+ * offset, every row-shaped pointer at the same one): each lane reads
+ * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
+ * bytes a load instead of 4; windowed, from rb = -sh on, the partial first
+ * and last vector apart, row_partial_vec), the per-column inputs as
+ * vectors at rb (row_vec_loads), and the final pass stores V-element
+ * vectors. */
 static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
@@ -3042,7 +3044,7 @@ static void emit_row_body(KCtx *c, int cached)
     line(c, "{");
     open_scope(c);
     if (c->loopwin)
-        line(c, "const bool SH = true; /* windowed (row_vec_loads, row_vec_stores) */");
+        line(c, "const bool SH = true; /* windowed: the row's shift (row_shift) */");
     emit_group_sizes(c);
     Buf nr = {0}, rr = {0};
     groups_product(c, 0, &nr);
@@ -3862,8 +3864,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     buf_free(&as);
 }
 
-/* The device source of a module: the preamble, then per kernel its comment,
- * template bodies and extern "C" wrappers (one per variant). */
 /* emit_row_body for a body whose rows are a block each (the shared-memory
  * and looped vector ones): no cluster, no rows sharing a warp, whatever
  * the kernel's other variants need (row_end is R) */
@@ -3876,6 +3876,8 @@ static void emit_block_row_body(KCtx *c, int cached)
     c->cluster = cl;
 }
 
+/* The device source of a module: the preamble, then per kernel its comment,
+ * template bodies and extern "C" wrappers (one per variant). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     for (int i = 0; preamble[i]; i++)

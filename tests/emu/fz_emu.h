@@ -849,7 +849,7 @@ static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, 
         if (fz_emu::registry[i].fn == fn) {
             const char *e = getenv("FZ_EMU_BLOCKS_PER_SM");
             unsigned lb = fz_emu::registry[i].max_threads;
-            *n = lb && (unsigned)block > lb ? 0 : e && atoi(e) >= 0 && *e ? atoi(e) : 2;
+            *n = lb && (unsigned)block > lb ? 0 : e && *e ? atoi(e) : 2;
             return cudaSuccess;
         }
     return fz_emu::set(cudaErrorInvalidDeviceFunction);
