@@ -2502,7 +2502,7 @@ struct RoundCtx {
     int final;   /* the output pass */
     int last;    /* the last round of a cached row with an output pass after it */
     int rev;     /* the windowed looped body: this pass reads the row from its end
-                  * (every second pass, row_elem_loop_vec) */
+                  * where the launch asks (every second pass, row_elem_loop_vec) */
 };
 static int depends_on_red(KCtx *c, const IrNode *n);
 /* The end of this block's part of a cached row: the row's length, its
@@ -2691,65 +2691,11 @@ static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
     close_scope(c);
 }
 
-/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
- * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
- * offset, every row-shaped pointer at the same one): each lane reads
- * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
- * bytes a load instead of 4; windowed, from rb = -sh on, the partial first
- * and last vector apart, row_partial_vec), the per-column inputs as
- * vectors at rb (row_vec_loads), and the final pass stores V-element
- * vectors. */
-static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
+/* One vector step of the looped row body at rb (row_elem_loop_vec): the
+ * cached inputs' vectors, the element loop, the final pass's vector
+ * stores (vs) */
+static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
 {
-    RoundCtx *rc = ctx;
-    int V = c->loopvec;
-    int vs = rc->final;
-    int win = c->loopwin;
-    if (win) {
-        /* windowed: the lane's vectors start at rb = lane * V - sh; only
-         * lane 0's first one can start before the row and only the last
-         * can end past it, so those two run apart (row_partial_vec) and
-         * the loop between reads whole vectors, unchecked.  In the loop
-         * the compiler saw no branch to the element loads: bf16 softmax's
-         * _blockw went from 36 registers to 32 (sm_90), which lets a
-         * multiprocessor hold two blocks of 1024 */
-        line(c, "{");
-        open_scope(c);
-        if (rc->rev) {
-            /* every second pass reads the row from its end: the part the
-             * pass before read last, the likeliest still in L2, comes
-             * first.  On the H200 (2^26 elements) f32 softmax at 30001 /
-             * 40001 / 50257 / 100001 went from 199.3 / 235.4 / 262.7 /
-             * 285.7 to 188.2 / 205.1 / 225.2 / 261.2 us (ncu at 30001:
-             * 361 -> 347 MB read from DRAM), layernorm from 230.1 / 259.0
-             * / 282.0 / 298.9 to 208.6 / 227.7 / 243.7 / 276.2; bf16 moved
-             * within 2% but at 100001 (softmax 153.7 -> 148.8, layernorm
-             * 179.8 -> 163.4); rows of 16387, whose rows in flight fit L2
-             * either way, got slower (f32 softmax 187.0 -> 190.0, rmsnorm
-             * 159.6 -> 173.6) */
-            line(c, "const I rb0 = (I)lane * V - sh;");
-            line(c, "I rbn = rb0 < R ? rb0 + (R - 1 - rb0) / ((I)TPR * V) * ((I)TPR * V) : rb0 - (I)TPR * V;");
-            line(c, "if (rbn >= rb0 && rbn + V > R) { /* the row's partial last vector */");
-            open_scope(c);
-            row_partial_vec(c, "rbn", fn, ctx);
-            line(c, "rbn -= (I)TPR * V;");
-            close_scope(c);
-            line(c, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
-        } else {
-            line(c, "I rbn = (I)lane * V - sh;");
-            line(c, "if (rbn < 0) { /* the row's partial first vector */");
-            open_scope(c);
-            row_partial_vec(c, "rbn", fn, ctx);
-            line(c, "rbn += (I)TPR * V;");
-            close_scope(c);
-            line(c, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
-        }
-        open_scope(c);
-        line(c, "const I rb = rbn;");
-    } else {
-        line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
-        open_scope(c);
-    }
     decompose(c, "rb", 1);
     for (int a = 0; a < c->nacc; a++)
         if (acc_cached(c, &c->acc[a]))
@@ -2780,15 +2726,86 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     buf_free(&body);
     if (vs)
         row_vec_stores(c, 0);
-    close_scope(c);
-    if (win) {
-        if (rc->rev)
-            line(c, "if (rbn >= rb0) { /* the row's partial first vector */");
-        else
-            line(c, "if (rbn < R) { /* the row's partial last vector */");
+}
+
+/* The windowed looped body's pass over the lane's vectors, from the row's
+ * start or (rev) from its end: the lane's vectors start at rb = lane * V -
+ * sh; only lane 0's first one can start before the row and only the last
+ * can end past it, so those two run apart (row_partial_vec) and the loop
+ * between reads whole vectors, unchecked.  In the loop the compiler saw
+ * no branch to the element loads: bf16 softmax's _blockw went from 36
+ * registers to 32 (sm_90), which lets a multiprocessor hold two blocks of
+ * 1024 */
+static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
+{
+    RoundCtx *rc = ctx;
+    line(c, "{");
+    open_scope(c);
+    if (rev) {
+        line(c, "const I rb0 = (I)lane * V - sh;");
+        line(c, "I rbn = rb0 < R ? rb0 + (R - 1 - rb0) / ((I)TPR * V) * ((I)TPR * V) : rb0 - (I)TPR * V;");
+        line(c, "if (rbn >= rb0 && rbn + V > R) { /* the row's partial last vector */");
         open_scope(c);
         row_partial_vec(c, "rbn", fn, ctx);
+        line(c, "rbn -= (I)TPR * V;");
         close_scope(c);
+        line(c, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
+    } else {
+        line(c, "I rbn = (I)lane * V - sh;");
+        line(c, "if (rbn < 0) { /* the row's partial first vector */");
+        open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        line(c, "rbn += (I)TPR * V;");
+        close_scope(c);
+        line(c, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
+    }
+    open_scope(c);
+    line(c, "const I rb = rbn;");
+    row_vec_step(c, fn, ctx, c->loopvec, rc->final, 1);
+    close_scope(c);
+    if (rev)
+        line(c, "if (rbn >= rb0) { /* the row's partial first vector */");
+    else
+        line(c, "if (rbn < R) { /* the row's partial last vector */");
+    open_scope(c);
+    row_partial_vec(c, "rbn", fn, ctx);
+    close_scope(c);
+    close_scope(c);
+}
+
+/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
+ * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
+ * offset, every row-shaped pointer at the same one): each lane reads
+ * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
+ * bytes a load instead of 4; windowed, from rb = -sh on, the partial first
+ * and last vector apart, row_wloop_pass), the per-column inputs as
+ * vectors at rb (row_vec_loads), and the final pass stores V-element
+ * vectors. */
+static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
+{
+    RoundCtx *rc = ctx;
+    if (c->loopwin && rc->rev) {
+        /* every second pass reads the row from its end where the
+         * launcher asks (wrev: rows in flight past 40% of L2,
+         * fzk_row_rev): the part the pass before read last, the likeliest
+         * still in L2, comes first.  On the H200 (2^26 elements) f32
+         * softmax at 30001 / 40001 / 50257 / 100001 went from 199.3 /
+         * 235.4 / 262.7 / 285.7 to 188.2 / 205.1 / 225.2 / 261.2 us (ncu
+         * at 30001: 361 -> 347 MB read from DRAM), layernorm from 230.1 /
+         * 259.0 / 282.0 / 298.9 to 208.6 / 227.7 / 243.7 / 276.2; rows of
+         * 16387, whose rows in flight fit L2 either way, got slower (f32
+         * softmax 187.0 -> 190.0, rmsnorm 159.6 -> 173.6), hence the
+         * launch-time choice */
+        line(c, "if (wrev)");
+        row_wloop_pass(c, fn, ctx, 1);
+        line(c, "else");
+        row_wloop_pass(c, fn, ctx, 0);
+    } else if (c->loopwin)
+        row_wloop_pass(c, fn, ctx, 0);
+    else {
+        line(c, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
+        open_scope(c);
+        row_vec_step(c, fn, ctx, c->loopvec, rc->final, 0);
         close_scope(c);
     }
 }
@@ -3028,7 +3045,9 @@ static void emit_row_body(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
     Buf ps = {0};
-    body_params(c, &ps, NULL);
+    /* wrev: the windowed looped body reads every second pass from the
+     * row's end (row_elem_loop_vec) */
+    body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : NULL);
     reset_point(c);
     if (cached && c->smem)
         line(c, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
@@ -3043,8 +3062,10 @@ static void emit_row_body(KCtx *c, int cached)
          cached ? (c->smem ? "rs" : "rc") : c->loopwin ? "rlw" : c->loopvec ? "rlv" : "rl", ps.data);
     line(c, "{");
     open_scope(c);
-    if (c->loopwin)
+    if (c->loopwin) {
         line(c, "const bool SH = true; /* windowed: the row's shift (row_shift) */");
+        line(c, "(void)wrev; /* a body without a second pass does not read it */");
+    }
     emit_group_sizes(c);
     Buf nr = {0}, rr = {0};
     groups_product(c, 0, &nr);
@@ -3799,9 +3820,15 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
                               : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
     body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
+    /* the windowed looped kernels take one more: wrev (emit_row_body) */
+    Buf psw = {0}, asw = {0};
+    body_params(c, &psw, ", int wrev");
+    body_args(c, &asw, ", wrev");
     int guard = c->o && c->o->target == TARGET_NVRTC;
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
+        int wl = v[i].kind == VK_ROW_L && v[i].sh;
+        const char *pd = wl ? psw.data : ps.data;
         if (guard)
             line(c, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
         if (v[i].kind == VK_ROW_C && v[i].sm)
@@ -3810,21 +3837,21 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * registers and spilled 80 bytes a thread (sm_90); (1024, 1)
              * gives it 46 and no spill; (512, 2) two blocks of 512 */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
-                 v[i].name, ps.data);
+                 v[i].name, pd);
         else if (v[i].kind == VK_ROW_C && v[i].cl > 1)
             /* two blocks of 512 a multiprocessor (64 registers): one loads
              * while the other reduces and writes (layernorm's took 86
              * registers unbounded) */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
-                 1024 / v[i].bs, v[i].cl, v[i].name, ps.data);
+                 1024 / v[i].bs, v[i].cl, v[i].name, pd);
         else if (v[i].kind == VK_ROW_L && v[i].sh && v[i].bs < 1024)
             /* the windowed looped body in blocks of 512: at least two a
              * multiprocessor (64 registers), or it would not be taken
              * over the block of 1024 */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
-                 v[i].name, ps.data);
+                 v[i].name, pd);
         else
-            line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, ps.data);
+            line(c, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, pd);
         line(c, "{");
         switch (v[i].kind) {
         case VK_LOOP_S: line(c, "    %s_s_body<%s>(%s);", c->k->name, I, as.data); break;
@@ -3849,7 +3876,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         case VK_ROW_L:
             if (v[i].vw > 1)
                 line(c, "    %s_%s_body<%s, %d, %d, %d>(%s);", c->k->name, v[i].sh ? "rlw" : "rlv", I, v[i].tpr,
-                     v[i].bs, v[i].vw, as.data);
+                     v[i].bs, v[i].vw, wl ? asw.data : as.data);
             else
                 line(c, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;
@@ -3862,6 +3889,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     }
     buf_free(&ps);
     buf_free(&as);
+    buf_free(&psw);
+    buf_free(&asw);
 }
 
 /* emit_row_body for a body whose rows are a block each (the shared-memory
@@ -3995,8 +4024,9 @@ static void host_product(const KCtx *c, int red, Buf *b) { product_of(c, red, "(
 static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
                         const char *block)
 {
-    buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, args);\n", indent, kidx, v->name,
-               grid, block);
+    /* the windowed looped kernels take wrev after the others' arguments */
+    buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, %s);\n", indent, kidx, v->name,
+               grid, block, v->kind == VK_ROW_L && v->sh ? "wargs" : "args");
 }
 
 /* nO, R, nI of the column scheme as host expressions */
@@ -4104,7 +4134,7 @@ static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, co
 static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int base)
 {
     buf_printf(b, "    const int64_t wrow = rlen * %d; /* bytes a row reads */\n", row_read_bytes(c));
-    buf_puts(b, "    int wbs = 0, wb1 = 0, wb2 = 0;\n    if (!big && rwin) {\n        int l2 = 0;\n"
+    buf_puts(b, "    int wbs = 0, wb1 = 0, wb2 = 0, l2 = 0;\n    if (!big && rwin) {\n"
                 "        fusert_status lst = FZK_L2_QUERY(&l2);\n        if (lst != FUSERT_SUCCESS)\n"
                 "            return lst;\n"
                 "        if ((nrows < (int64_t)sm_count ? nrows : (int64_t)sm_count) * wrow <= (int64_t)l2) {\n");
@@ -4113,11 +4143,13 @@ static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int bas
                 "            const int64_t wr1 = nrows < (int64_t)wb1 * sm_count ? nrows : (int64_t)wb1 * sm_count;\n"
                 "            const int64_t wr2 = nrows < (int64_t)wb2 * sm_count ? nrows : (int64_t)wb2 * sm_count;\n");
     host_row_wloop_grid(b, "            ");
-    buf_puts(b, "            if (wbs == 512 && wr2 * wrow <= (int64_t)l2)\n");
+    buf_puts(b, "            if (wbs == 512 && wr2 * wrow <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(nrows, wb2, sm_count, wrow, l2);\n");
     host_launch(b, "                ", base + i + 1, &v[i + 1], "(unsigned)blocks", "512");
-    buf_puts(b, "            if (wr1 * wrow <= (int64_t)l2)\n");
+    buf_puts(b, "            }\n            if (wr1 * wrow <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(nrows, wb1, sm_count, wrow, l2);\n");
     host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "1024");
-    buf_puts(b, "        }\n    }\n");
+    buf_puts(b, "            }\n        }\n    }\n");
 }
 
 /* After the shared-memory variants: the windowed looped kernels with int
@@ -4133,11 +4165,18 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
     host_row_wloop_choose(b, v, wi, base, "            ");
     buf_puts(b, "        }\n");
     host_row_wloop_grid(b, "        ");
+    buf_puts(b, "        wrev = fzk_row_rev(nrows, wbs == 1024 ? wb1 : wb2, sm_count, wrow, l2);\n");
     buf_puts(b, "        if (wbs == 1024)\n");
     host_launch(b, "            ", base + wi, &v[wi], "(unsigned)blocks", "1024");
     host_launch(b, "        ", base + wi + 1, &v[wi + 1], "(unsigned)blocks", "512");
-    buf_puts(b, "    }\n    if (rwin) {\n");
+    /* 2^31 elements or more: the L2 was not asked yet; rows in flight
+     * counted at a block a multiprocessor (the kernel's occupancy is not
+     * asked) */
+    buf_puts(b, "    }\n    if (rwin) {\n        if (!l2) {\n"
+                "            fusert_status lst = FZK_L2_QUERY(&l2);\n            if (lst != FUSERT_SUCCESS)\n"
+                "                return lst;\n        }\n");
     host_row_wloop_grid(b, "        ");
+    buf_puts(b, "        wrev = fzk_row_rev(nrows, 1, sm_count, wrow, l2);\n");
     host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
     buf_puts(b, "    }\n");
 }
@@ -4215,6 +4254,12 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(&args, ", (void *)&nsplit");
     }
     buf_printf(b, "    void *args[] = {%s};\n", args.data);
+    int wloop = 0;
+    for (int i = 0; i < nv; i++)
+        wloop |= v[i].kind == VK_ROW_L && v[i].sh;
+    if (wloop)
+        /* wrev: host_row_wloop_rev */
+        buf_printf(b, "    int wrev = 0;\n    void *wargs[] = {%s, (void *)&wrev};\n", args.data);
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
     Buf n = {0};
     if (k->kind == KK_LOOP) {
@@ -4526,6 +4571,30 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "#else\n"
              "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n)\n"
              "#endif\n");
+    /* On the H200 (2^26 elements, fifteenth session's first device call,
+     * every second pass backwards always / never): f32 softmax at 16387 /
+     * 22001 / 25001 / 28001 192.0 / 182.8 / 183.1 / 185.3 against 189.1 /
+     * 182.3 / 186.0 / 191.7 us, rmsnorm 175.4 / 167.4 / 172.8 / 175.5
+     * against 160.1 / 166.5 / 172.7 / 179.1; bf16 softmax at 30001 /
+     * 50257 / 65537 141.0 / 135.1 / 128.3 against 140.0 / 136.0 / 130.2.
+     * Rows in flight of 27%, 37%, 42%, 47% of L2 (f32) and 25%, 42%, 55%
+     * (bf16): backwards won from about 40% */
+    buf_puts(out,
+             "/* FZK_ROW_REV_PCT: the windowed looped row kernels read every second\n"
+             " * pass from the row's end where the rows in flight read more than this\n"
+             " * percent of L2 (a build may define it, as tests do: 0, always; past\n"
+             " * 100, only rows past L2) */\n"
+             "#ifndef FZK_ROW_REV_PCT\n"
+             "#define FZK_ROW_REV_PCT 40\n"
+             "#endif\n"
+             "static FUSEC_MAYBE_UNUSED inline int fzk_row_rev(int64_t nrows, int bps, int sms, int64_t wrow, int l2)\n"
+             "{\n"
+             "    /* rows in flight: bps blocks a multiprocessor (at least one), at most every row */\n"
+             "    int64_t f = (int64_t)(bps > 1 ? bps : 1) * sms;\n"
+             "    if (f > nrows)\n"
+             "        f = nrows;\n"
+             "    return f * wrow > (int64_t)l2 * (FZK_ROW_REV_PCT) / 100;\n"
+             "}\n");
     buf_puts(out,
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
              "{\n"

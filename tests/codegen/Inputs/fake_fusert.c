@@ -35,15 +35,21 @@ fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
     return FUSERT_SUCCESS;
 }
 
+/* FAKE_FUSERT_WREV_ARG=K: also print the int argument K of the windowed
+ * looped row kernels (names with _blockw), their last one, wrev, which
+ * says whether every second pass reads the row from its end */
 fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shared_bytes,
                             fusert_stream stream, void **params)
 {
+    const char *wa = getenv("FAKE_FUSERT_WREV_ARG");
     (void)stream;
     printf("fake: launch %s grid %u %u %u block %u %u %u%s", (const char *)fn, gx, gy, gz, bx,
            by, bz, params ? "" : " (no params)");
     if (shared_bytes)
         printf(" shared %u", shared_bytes);
+    if (wa && params && strstr((const char *)fn, "_blockw"))
+        printf(" wrev %d", *(const int *)params[atoi(wa)]);
     printf("\n");
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bx * by * bz > 1024)
         return fusert_set_error(FUSERT_ERROR_LAUNCH, "fake: bad launch shape");

@@ -1,9 +1,10 @@
 /* host_driver_row_smem.c -- calls the generated softmax (nvrtc target,
  * linked with fake_fusert.c: 132 multiprocessors, 232448 bytes of shared
- * memory a block, 50 MiB of L2) at long odd rows, which take the windowed
+ * memory a block, an H200's L2 unless the test says another) at long odd
+ * rows, which take the windowed
  * looped kernel or the row held in shared memory (host-row-smem.test says
- * which, by the fake's settings); the fake prints each launch and its
- * shared bytes.  The buffers are never
+ * which, by the fake's settings); the fake prints each launch, its
+ * shared bytes and the looped kernel's wrev.  The buffers are never
  * read: the fake runs no kernel. */
 #include "softmax.h"
 #include <stdio.h>
@@ -21,6 +22,9 @@ int main(void)
         {3, 40000, 1},    /* whole vectors, one element off */
         {3, 40000, 0},    /* aligned: the cluster (_r262144c) */
         {3, 57343, 0},    /* odd, past what a block holds */
+        {4096, 22001, 0}, /* odd; 264 rows in flight, 37% of an H200's L2 */
+        {4096, 25001, 0}, /* odd; 264 rows in flight, 42% of it */
+        {40000, 57343, 0}, /* 2^31 elements or more: _blockw_i64 */
     };
     float *x = aligned_alloc(256, 512), *y = aligned_alloc(256, 512);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
