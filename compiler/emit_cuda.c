@@ -2674,10 +2674,11 @@ static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
     c->out = outer;
 }
 
-/* A windowed looped pass's partial vector at `at` (a row's first or last):
- * the element body an element at a time, loads and stores included, not
- * unrolled (at most two such vectors a row; unrolled, their loads held
- * more registers than the whole-vector loop, sm_90) */
+/* A windowed looped pass's partial vector at `at` (a row's first or last)
+ * in the lane that owns it: the element body an element at a time, loads
+ * and stores included, not unrolled (at most two such vectors a row;
+ * unrolled, their loads held more registers than the whole-vector loop,
+ * sm_90).  For vectors of 4 elements or fewer (row_wloop_pass) */
 static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
 {
     line(c, "#pragma unroll 1");
@@ -2688,6 +2689,26 @@ static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
     line(c, "    continue; /* outside the row */");
     decompose(c, "r", 1);
     fn(c, ctx);
+    close_scope(c);
+}
+
+/* A windowed looped pass's partial first and last vector spread over the
+ * block: the row's elements before its first whole vector, [0, hn), and
+ * after its last, [tb, R), an element a lane (lanes 0 .. hn - 1 and TPR -
+ * V on), before the lanes' whole vectors.  For vectors of 8 elements or
+ * more (row_wloop_pass) */
+static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
+{
+    line(c, "{");
+    open_scope(c);
+    line(c, "const I hn = sh ? ((I)V - sh < R ? (I)V - sh : R) : (I)0; /* the partial first vector's elements */");
+    line(c, "const I tb = hn + (R - hn) / V * V; /* the partial last vector's first */");
+    line(c, "const I r = lane < hn ? (I)lane : lane >= TPR - V && (I)(lane - (TPR - V)) < R - tb ? tb + (I)(lane - (TPR - V)) : (I)-1;");
+    line(c, "if (r >= 0) {");
+    open_scope(c);
+    decompose(c, "r", 1);
+    fn(c, ctx);
+    close_scope(c);
     close_scope(c);
 }
 
@@ -2728,20 +2749,43 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
         row_vec_stores(c, 0);
 }
 
-/* The windowed looped body's pass over the lane's vectors, from the row's
- * start or (rev) from its end: the lane's vectors start at rb = lane * V -
- * sh; only lane 0's first one can start before the row and only the last
- * can end past it, so those two run apart (row_partial_vec) and the loop
- * between reads whole vectors, unchecked.  In the loop the compiler saw
- * no branch to the element loads: bf16 softmax's _blockw went from 36
+/* The windowed looped body's pass over the row, from its start or (rev)
+ * from its end.  The lane's vectors start at rb = lane * V - sh + k * TPR
+ * * V; only lane 0's first one can start before the row and only the last
+ * can end past it.  The loop reads whole vectors, unchecked: with no
+ * branch to the element loads in it, bf16 softmax's _blockw went from 36
  * registers to 32 (sm_90), which lets a multiprocessor hold two blocks of
- * 1024 */
+ * 1024.  The partial vectors run apart.  Of 8 elements or more (2-byte
+ * types) they are spread over the block first (row_partial_elems): in the
+ * lanes that own them, an element at a time, they took eight dependent
+ * loads a pass in one warp while the others waited at the block's barrier
+ * (ncu, bf16 softmax at 50257: 3.38 cycles of barrier stall an issued
+ * instruction against torch eager's 1.71; after, 2.87), and on the H200
+ * (2^26 elements, fifteenth session's third device call) spreading them
+ * took bf16 softmax at 16387 / 30001 / 50257 / 65537 from 173.3 / 140.8 /
+ * 135.2 / 128.8 to 149.0 / 135.3 / 130.8 / 124.4 us, layernorm bf16 at
+ * 16387 / 50257 from 176.9 / 155.5 to 158.8 / 143.8.  Of 4 (f32) the
+ * lane that owns them runs them (row_partial_vec), the first before its
+ * loop and the last after, or the other way round backwards: spread, f32
+ * softmax at 30001 / 50257 went from 188.8 / 225.0 to 194.8 / 236.5 */
 static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
 {
     RoundCtx *rc = ctx;
+    int spread = c->loopvec >= 8;
     line(c, "{");
     open_scope(c);
-    if (rev) {
+    if (spread)
+        row_partial_elems(c, fn, ctx);
+    if (rev && spread) {
+        line(c, "const I rb0 = (I)lane * V - sh;");
+        line(c, "I rbn = R - V - rb0 >= 0 ? rb0 + (R - V - rb0) / ((I)TPR * V) * ((I)TPR * V) : (I)-1;");
+        line(c, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
+    } else if (spread) {
+        line(c, "I rbn = (I)lane * V - sh;");
+        line(c, "if (rbn < 0)");
+        line(c, "    rbn += (I)TPR * V;");
+        line(c, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
+    } else if (rev) {
         line(c, "const I rb0 = (I)lane * V - sh;");
         line(c, "I rbn = rb0 < R ? rb0 + (R - 1 - rb0) / ((I)TPR * V) * ((I)TPR * V) : rb0 - (I)TPR * V;");
         line(c, "if (rbn >= rb0 && rbn + V > R) { /* the row's partial last vector */");
@@ -2763,13 +2807,15 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
     line(c, "const I rb = rbn;");
     row_vec_step(c, fn, ctx, c->loopvec, rc->final, 1);
     close_scope(c);
-    if (rev)
-        line(c, "if (rbn >= rb0) { /* the row's partial first vector */");
-    else
-        line(c, "if (rbn < R) { /* the row's partial last vector */");
-    open_scope(c);
-    row_partial_vec(c, "rbn", fn, ctx);
-    close_scope(c);
+    if (!spread) {
+        if (rev)
+            line(c, "if (rbn >= rb0) { /* the row's partial first vector */");
+        else
+            line(c, "if (rbn < R) { /* the row's partial last vector */");
+        open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        close_scope(c);
+    }
     close_scope(c);
 }
 
@@ -3123,8 +3169,11 @@ static void emit_row_body(KCtx *c, int cached)
         open_scope(c);
         decompose(c, "row", 0);
     }
-    if (!cached && c->loopwin)
+    if (!cached && c->loopwin) {
         row_shift(c);
+        /* the lane's element of the row's partial first or last vector
+         * (row_partial_elems), or -1 */
+    }
     if (cached) {
         /* read the row once into registers (or shared memory) */
         for (int a = 0; a < c->nacc && !c->smem; a++)
@@ -4577,7 +4626,7 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
      * 182.3 / 186.0 / 191.7 us, rmsnorm 175.4 / 167.4 / 172.8 / 175.5
      * against 160.1 / 166.5 / 172.7 / 179.1; bf16 softmax at 30001 /
      * 50257 / 65537 141.0 / 135.1 / 128.3 against 140.0 / 136.0 / 130.2.
-     * Rows in flight of 27%, 37%, 42%, 47% of L2 (f32) and 25%, 42%, 55%
+     * Rows in flight of 28%, 37%, 42%, 47% of L2 (f32) and 25%, 42%, 55%
      * (bf16): backwards won from about 40% */
     buf_puts(out,
              "/* FZK_ROW_REV_PCT: the windowed looped row kernels read every second\n"
