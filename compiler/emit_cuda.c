@@ -3169,11 +3169,8 @@ static void emit_row_body(KCtx *c, int cached)
         open_scope(c);
         decompose(c, "row", 0);
     }
-    if (!cached && c->loopwin) {
+    if (!cached && c->loopwin)
         row_shift(c);
-        /* the lane's element of the row's partial first or last vector
-         * (row_partial_elems), or -1 */
-    }
     if (cached) {
         /* read the row once into registers (or shared memory) */
         for (int a = 0; a < c->nacc && !c->smem; a++)
@@ -4175,11 +4172,12 @@ static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, co
  * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
  * 261.8), where its 396 rows in flight no longer fit L2 (the first device
  * call of the fourteenth session; since the partial vectors left the loop,
- * row_elem_loop_vec, the six benchmark kernels take at most 32 registers
+ * row_wloop_pass, the six benchmark kernels take at most 32 registers
  * and blocks of 1024, and 512 is for bodies of more).  Rows past L2
  * take shared memory where it holds them, else host_row_wloop_rest.  The
  * queries are skipped when the rows of one block a multiprocessor do not
- * fit (in the nvrtc target each compiles its kernel). */
+ * fit (in the nvrtc target each compiles its kernel).  Each launch passes
+ * wrev from the rows in flight of the block it takes (fzk_row_rev). */
 static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int base)
 {
     buf_printf(b, "    const int64_t wrow = rlen * %d; /* bytes a row reads */\n", row_read_bytes(c));
@@ -4307,7 +4305,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     for (int i = 0; i < nv; i++)
         wloop |= v[i].kind == VK_ROW_L && v[i].sh;
     if (wloop)
-        /* wrev: host_row_wloop_rev */
+        /* wrev: whether every second pass reads the row from its end
+         * (fzk_row_rev, row_elem_loop_vec) */
         buf_printf(b, "    int wrev = 0;\n    void *wargs[] = {%s, (void *)&wrev};\n", args.data);
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
     Buf n = {0};
