@@ -1323,6 +1323,10 @@ typedef struct Variant {
     char name[200];
 } Variant;
 
+/* The windowed looped row kernels (_blockw, _blockw512, _blockw_i64): the
+ * only variants that take wrev, after the others' arguments */
+static int is_wloop(const Variant *v) { return v->kind == VK_ROW_L && v->sh; }
+
 
 /* Vector width of the loop kernel: 16 bytes of the widest full access. */
 static int loop_vec_width(const KCtx *c)
@@ -3873,7 +3877,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     int guard = c->o && c->o->target == TARGET_NVRTC;
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
-        int wl = v[i].kind == VK_ROW_L && v[i].sh;
+        int wl = is_wloop(&v[i]);
         const char *pd = wl ? psw.data : ps.data;
         if (guard)
             line(c, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
@@ -3890,7 +3894,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * registers unbounded) */
             line(c, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
                  1024 / v[i].bs, v[i].cl, v[i].name, pd);
-        else if (v[i].kind == VK_ROW_L && v[i].sh && v[i].bs < 1024)
+        else if (wl && v[i].bs < 1024)
             /* the windowed looped body in blocks of 512: at least two a
              * multiprocessor (64 registers), or it would not be taken
              * over the block of 1024 */
@@ -4070,9 +4074,8 @@ static void host_product(const KCtx *c, int red, Buf *b) { product_of(c, red, "(
 static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
                         const char *block)
 {
-    /* the windowed looped kernels take wrev after the others' arguments */
     buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, %s);\n", indent, kidx, v->name,
-               grid, block, v->kind == VK_ROW_L && v->sh ? "wargs" : "args");
+               grid, block, is_wloop(v) ? "wargs" : "args");
 }
 
 /* nO, R, nI of the column scheme as host expressions */
@@ -4184,17 +4187,17 @@ static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int bas
     buf_puts(b, "    int wbs = 0, wb1 = 0, wb2 = 0, l2 = 0;\n    if (!big && rwin) {\n"
                 "        fusert_status lst = FZK_L2_QUERY(&l2);\n        if (lst != FUSERT_SUCCESS)\n"
                 "            return lst;\n"
-                "        if ((nrows < (int64_t)sm_count ? nrows : (int64_t)sm_count) * wrow <= (int64_t)l2) {\n");
+                "        if (fzk_row_flight(nrows, 1, sm_count) * wrow <= (int64_t)l2) {\n");
     host_row_wloop_choose(b, v, i, base, "            ");
-    buf_puts(b, "            /* rows in flight: those the blocks of a multiprocessor hold, at most every row */\n"
-                "            const int64_t wr1 = nrows < (int64_t)wb1 * sm_count ? nrows : (int64_t)wb1 * sm_count;\n"
-                "            const int64_t wr2 = nrows < (int64_t)wb2 * sm_count ? nrows : (int64_t)wb2 * sm_count;\n");
+    buf_puts(b, "            /* the bytes the rows in flight read, for each block */\n"
+                "            const int64_t wr1 = fzk_row_flight(nrows, wb1, sm_count) * wrow;\n"
+                "            const int64_t wr2 = fzk_row_flight(nrows, wb2, sm_count) * wrow;\n");
     host_row_wloop_grid(b, "            ");
-    buf_puts(b, "            if (wbs == 512 && wr2 * wrow <= (int64_t)l2) {\n"
-                "                wrev = fzk_row_rev(nrows, wb2, sm_count, wrow, l2);\n");
+    buf_puts(b, "            if (wbs == 512 && wr2 <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(wr2, l2);\n");
     host_launch(b, "                ", base + i + 1, &v[i + 1], "(unsigned)blocks", "512");
-    buf_puts(b, "            }\n            if (wr1 * wrow <= (int64_t)l2) {\n"
-                "                wrev = fzk_row_rev(nrows, wb1, sm_count, wrow, l2);\n");
+    buf_puts(b, "            }\n            if (wr1 <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(wr1, l2);\n");
     host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "1024");
     buf_puts(b, "            }\n        }\n    }\n");
 }
@@ -4212,7 +4215,7 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
     host_row_wloop_choose(b, v, wi, base, "            ");
     buf_puts(b, "        }\n");
     host_row_wloop_grid(b, "        ");
-    buf_puts(b, "        wrev = fzk_row_rev(nrows, wbs == 1024 ? wb1 : wb2, sm_count, wrow, l2);\n");
+    buf_puts(b, "        wrev = fzk_row_rev(fzk_row_flight(nrows, wbs == 1024 ? wb1 : wb2, sm_count) * wrow, l2);\n");
     buf_puts(b, "        if (wbs == 1024)\n");
     host_launch(b, "            ", base + wi, &v[wi], "(unsigned)blocks", "1024");
     host_launch(b, "        ", base + wi + 1, &v[wi + 1], "(unsigned)blocks", "512");
@@ -4223,7 +4226,7 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
                 "            fusert_status lst = FZK_L2_QUERY(&l2);\n            if (lst != FUSERT_SUCCESS)\n"
                 "                return lst;\n        }\n");
     host_row_wloop_grid(b, "        ");
-    buf_puts(b, "        wrev = fzk_row_rev(nrows, 1, sm_count, wrow, l2);\n");
+    buf_puts(b, "        wrev = fzk_row_rev(fzk_row_flight(nrows, 1, sm_count) * wrow, l2);\n");
     host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
     buf_puts(b, "    }\n");
 }
@@ -4303,7 +4306,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_printf(b, "    void *args[] = {%s};\n", args.data);
     int wloop = 0;
     for (int i = 0; i < nv; i++)
-        wloop |= v[i].kind == VK_ROW_L && v[i].sh;
+        wloop |= is_wloop(&v[i]);
     if (wloop)
         /* wrev: whether every second pass reads the row from its end
          * (fzk_row_rev, row_elem_loop_vec) */
@@ -4635,13 +4638,18 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "#ifndef FZK_ROW_REV_PCT\n"
              "#define FZK_ROW_REV_PCT 40\n"
              "#endif\n"
-             "static FUSEC_MAYBE_UNUSED inline int fzk_row_rev(int64_t nrows, int bps, int sms, int64_t wrow, int l2)\n"
+             "/* The rows a windowed looped kernel has in flight: bps blocks a\n"
+             " * multiprocessor (at least one; 0 where the runtime cannot say), at most\n"
+             " * every row */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_flight(int64_t nrows, int bps, int sms)\n"
              "{\n"
-             "    /* rows in flight: bps blocks a multiprocessor (at least one), at most every row */\n"
-             "    int64_t f = (int64_t)(bps > 1 ? bps : 1) * sms;\n"
-             "    if (f > nrows)\n"
-             "        f = nrows;\n"
-             "    return f * wrow > (int64_t)l2 * (FZK_ROW_REV_PCT) / 100;\n"
+             "    const int64_t f = (int64_t)(bps > 1 ? bps : 1) * sms;\n"
+             "    return f < nrows ? f : nrows;\n"
+             "}\n"
+             "/* wrev for rows in flight that read `bytes` */\n"
+             "static FUSEC_MAYBE_UNUSED inline int fzk_row_rev(int64_t bytes, int l2)\n"
+             "{\n"
+             "    return bytes > (int64_t)l2 * (FZK_ROW_REV_PCT) / 100;\n"
              "}\n");
     buf_puts(out,
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
