@@ -1328,6 +1328,58 @@ typedef struct Variant {
 static int is_wloop(const Variant *v) { return v->kind == VK_ROW_L && v->sh; }
 
 
+/* Rough SASS instructions an element of op costs in f32 (CUDA's accurate
+ * math library, fz_fdiv's full-range division): what sets how much
+ * arithmetic a loop kernel does per byte it moves (loop_light). */
+static int op_weight(OpKind op)
+{
+    switch (op) {
+    case OP_PARAM: case OP_CONST: case OP_UNSQUEEZE:
+        return 0;
+    case OP_DIV: case OP_RECIP: case OP_SQRT: case OP_RSQRT:
+        return 8;
+    case OP_EXP: case OP_EXP2:
+        return 10;
+    case OP_LOG: case OP_LOG2:
+        return 12;
+    case OP_LOG1P: case OP_EXPM1: case OP_TANH: case OP_CBRT: case OP_MOD:
+        return 15;
+    case OP_SIGMOID: case OP_SILU:
+        return 16;
+    case OP_ERF:
+        return 18;
+    case OP_SIN: case OP_COS: case OP_TAN: case OP_GELU: case OP_GELU_TANH:
+        return 22;
+    case OP_ATAN2:
+        return 30;
+    case OP_POW:
+        return 40;
+    default:
+        return 1;
+    }
+}
+
+/* A light loop kernel does little arithmetic per byte it moves: at most
+ * 2.5 weights (op_weight) a byte of its full accesses and outputs.  Its
+ * launch gives each thread one vector, not two; the heavier ones keep two
+ * in flight.  Measured on the H200 (docs/benchmarks.md, sixteenth
+ * session), one vector against two: bias_relu f32 253.4 against 256.1
+ * us, exp f32 255.0 against 257.6, tanh 256.6 against 257.6, but gelu f32
+ * (2.75 a byte) 265.1 against 257.2, x * sigmoid(x) in bf16 (4.25) 157.2
+ * against 147.4 and chain12 (7.4) 690 against 600. */
+static int loop_light(const KCtx *c)
+{
+    int w = 0, bytes = 0;
+    for (int i = 0; i < c->k->nvalues; i++)
+        w += op_weight(c->k->values[i]->op);
+    for (int a = 0; a < c->nacc; a++)
+        if (acc_full(c, &c->acc[a]))
+            bytes += dtype_size(MDT(c, c->acc[a].node));
+    for (int i = 0; i < c->k->noutputs; i++)
+        bytes += dtype_size(MDT(c, c->k->outputs[i]));
+    return 2 * w <= 5 * bytes;
+}
+
 /* Vector width of the loop kernel: 16 bytes of the widest full access. */
 static int loop_vec_width(const KCtx *c)
 {
@@ -4347,11 +4399,19 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         } else {
             buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
         }
-        /* one double step (two vectors) per thread: the whole array in one
-         * pass, two loads in flight per thread */
-        buf_puts(b, "    int64_t blocks = (n + per * 512 - 1) / (per * 512);\n");
+        /* the whole array in one pass: a thread takes one double step (two
+         * vectors, both loads in flight), or one vector when the body does
+         * little arithmetic a byte (loop_light).  The int32 bound is the
+         * largest index the body forms: below n plus twice the grid's
+         * elements, or with one vector a thread twice the grid's elements */
+        const int light = loop_light(c);
+        if (light)
+            buf_puts(b, "    /* light: one vector a thread */\n");
+        buf_printf(b, "    int64_t blocks = (n + per * %d - 1) / (per * %d);\n", light ? 256 : 512,
+                   light ? 256 : 512);
         buf_puts(b, "    if (blocks > (int64_t)1 << 30)\n        blocks = (int64_t)1 << 30;\n");
-        buf_puts(b, "    const int big = n + 2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n");
+        buf_printf(b, "    const int big = %s2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n",
+                   light ? "" : "n + ");
         buf_puts(b, "    (void)vec;\n");
         for (int i = 0; i < nv; i++) {
             if (v[i].kind == VK_LOOP_V && v[i].i64)
