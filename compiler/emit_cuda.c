@@ -69,6 +69,9 @@ typedef struct KCtx {
     int ind;
     /* node roles, by node id */
     signed char *role; /* 0 none, 'v' value, 'i' input */
+    /* by node id, in loop kernels: 1 where the value is computed from a
+     * bf16 param, whose results are held to bf16's tolerance (op_expr) */
+    unsigned char *narrow;
     int *inbuf;        /* bufs index of an input node, -1 */
     /* the space */
     int R;
@@ -746,7 +749,17 @@ static void fast_template(const char *t, const char *const *ops, Buf *b)
     buf_free(&tmp);
 }
 
-static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast)
+/* narrow: n is computed from a bf16 param, in a loop kernel (KCtx.narrow).
+ * Such a result is held to bf16's tolerance (docs/language.md,
+ * "Tolerances": 1.6e-2 relative, a bf16 ulp is 7.8e-3 at most), so f32 exp
+ * and the sigmoid and silu built on it take the hardware's approximation,
+ * __expf, whose relative error is below 1.2e-5 (measured on the H200 over
+ * every float whose exp is a normal float).  Not for f16: its subnormals
+ * (below 6.1e-5) are spaced wider than its tolerance allows there, and a
+ * long softmax row of f16 then rounded 27 of 600000 values the other way.
+ * Not in row kernels: they are bound by memory, and with __expf ptxas
+ * spilled softmax's bf16 `_r4096w`. */
+static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast, int narrow)
 {
     const OpInfo *oi = &op_info[n->op];
     DType cdt = n->dtype;
@@ -819,10 +832,12 @@ static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf
                 buf_printf(b, "fz_fdiv(%s, %s)", ops[0], ops[1]);
             else if (!dbl && !fast && n->op == OP_RECIP)
                 buf_printf(b, "fz_fdiv(1.0f, %s)", ops[0]);
+            else if (!dbl && !fast && narrow && n->op == OP_EXP)
+                buf_printf(b, "__expf(%s)", ops[0]);
             else if (!dbl && !fast && n->op == OP_SIGMOID)
-                buf_printf(b, "fz_sigmoid(%s)", ops[0]);
+                buf_printf(b, "%s(%s)", narrow ? "fz_sigmoid_approx" : "fz_sigmoid", ops[0]);
             else if (!dbl && !fast && n->op == OP_SILU)
-                buf_printf(b, "fz_silu(%s)", ops[0]);
+                buf_printf(b, "%s(%s)", narrow ? "fz_silu_approx" : "fz_silu", ops[0]);
             else if (fast && !dbl)
                 fast_template(oi->cuda, ops, b);
             else
@@ -991,7 +1006,7 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         return vin->name;
     }
     Buf e = {0};
-    op_expr(n, ops, adt, &e, c->o && c->o->fast_math && c->o->target == TARGET_CUDA);
+    op_expr(n, ops, adt, &e, c->o && c->o->fast_math && c->o->target == TARGET_CUDA, c->narrow[n->id]);
     Inst *in = new_inst(c, n, map);
     line(c, "const %s %s = %s;", ctype(n->dtype), in->name, e.data);
     buf_free(&e);
@@ -1015,11 +1030,22 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
     c->o = o;
     c->out = out;
     c->role = calloc((size_t)f->nnodes + 1, 1);
+    c->narrow = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
     c->inst = malloc(sizeof(Inst) * MAX_INST);
     c->reduced_val = calloc((size_t)k->nvalues + 1, sizeof(char *));
-    if (!c->role || !c->inbuf || !c->inst || !c->reduced_val)
+    if (!c->role || !c->narrow || !c->inbuf || !c->inst || !c->reduced_val)
         fatal_oom();
+    for (int i = 0; i < f->nnodes; i++) {
+        const IrNode *n = f->nodes[i];
+        if (n->op == OP_PARAM)
+            c->narrow[i] = k->kind == KK_LOOP && n->dtype == DT_BF16;
+        for (int j = 0; j < n->nin; j++) {
+            if (n->in[j].node->id >= i)
+                ICE("a node uses one that comes after it");
+            c->narrow[i] |= c->narrow[n->in[j].node->id];
+        }
+    }
     /* fixed-size tables below (reductions, vector outputs) */
     if (k->noutputs > 64)
         ICE("more than 64 outputs in one kernel");
@@ -1064,6 +1090,7 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
 static void kctx_free(KCtx *c)
 {
     free(c->role);
+    free(c->narrow);
     free(c->inbuf);
     free(c->inst);
     free(c->reduced_val);
