@@ -69,9 +69,9 @@ typedef struct KCtx {
     int ind;
     /* node roles, by node id */
     signed char *role; /* 0 none, 'v' value, 'i' input */
-    /* by node id, in loop kernels: 1 where the value is computed from a
-     * bf16 param, whose results are held to bf16's tolerance (op_expr) */
-    unsigned char *narrow;
+    /* by node id: 1 where the value is computed from a bf16 param, whose
+     * results are held to bf16's tolerance (op_expr's narrow) */
+    unsigned char *from_bf16;
     int *inbuf;        /* bufs index of an input node, -1 */
     /* the space */
     int R;
@@ -749,7 +749,7 @@ static void fast_template(const char *t, const char *const *ops, Buf *b)
     buf_free(&tmp);
 }
 
-/* narrow: n is computed from a bf16 param, in a loop kernel (KCtx.narrow).
+/* narrow: n is computed from a bf16 param (KCtx.from_bf16), in a loop kernel.
  * Such a result is held to bf16's tolerance (docs/language.md,
  * "Tolerances": 1.6e-2 relative, a bf16 ulp is 7.8e-3 at most), so f32 exp
  * and the sigmoid and silu built on it take the hardware's approximation,
@@ -1006,7 +1006,8 @@ static const char *emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         return vin->name;
     }
     Buf e = {0};
-    op_expr(n, ops, adt, &e, c->o && c->o->fast_math && c->o->target == TARGET_CUDA, c->narrow[n->id]);
+    op_expr(n, ops, adt, &e, c->o && c->o->fast_math && c->o->target == TARGET_CUDA,
+            c->k->kind == KK_LOOP && c->from_bf16[n->id]);
     Inst *in = new_inst(c, n, map);
     line(c, "const %s %s = %s;", ctype(n->dtype), in->name, e.data);
     buf_free(&e);
@@ -1030,20 +1031,20 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
     c->o = o;
     c->out = out;
     c->role = calloc((size_t)f->nnodes + 1, 1);
-    c->narrow = calloc((size_t)f->nnodes + 1, 1);
+    c->from_bf16 = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
     c->inst = malloc(sizeof(Inst) * MAX_INST);
     c->reduced_val = calloc((size_t)k->nvalues + 1, sizeof(char *));
-    if (!c->role || !c->narrow || !c->inbuf || !c->inst || !c->reduced_val)
+    if (!c->role || !c->from_bf16 || !c->inbuf || !c->inst || !c->reduced_val)
         fatal_oom();
     for (int i = 0; i < f->nnodes; i++) {
         const IrNode *n = f->nodes[i];
         if (n->op == OP_PARAM)
-            c->narrow[i] = k->kind == KK_LOOP && n->dtype == DT_BF16;
+            c->from_bf16[i] = n->dtype == DT_BF16;
         for (int j = 0; j < n->nin; j++) {
             if (n->in[j].node->id >= i)
                 ICE("a node uses one that comes after it");
-            c->narrow[i] |= c->narrow[n->in[j].node->id];
+            c->from_bf16[i] |= c->from_bf16[n->in[j].node->id];
         }
     }
     /* fixed-size tables below (reductions, vector outputs) */
@@ -1090,7 +1091,7 @@ static void kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptio
 static void kctx_free(KCtx *c)
 {
     free(c->role);
-    free(c->narrow);
+    free(c->from_bf16);
     free(c->inbuf);
     free(c->inst);
     free(c->reduced_val);

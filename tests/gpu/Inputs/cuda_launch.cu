@@ -2,9 +2,8 @@
 // program is not simple, through examples/small_bias_relu.fuse, every result
 // checked against the CPU:
 //   threads   8 threads whose first CUDA call is the generated function,
-//             at once (no context current on them yet; they race to fill
-//             the cached device attributes), then 20 calls more each, each
-//             thread on its own stream;
+//             at once (they race to fill the cached device attributes),
+//             then 20 calls more each, each thread on its own stream;
 //   main      the main thread, on a stream and on stream 0;
 //   capture   with nvcc --default-stream per-thread: stream 0 is the
 //             thread's own default stream, so a call on stream 0 inside a
