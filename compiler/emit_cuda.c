@@ -16,8 +16,9 @@
  *   loop      grid-stride over the flat space; a 16-byte vector variant
  *             (chosen at launch when aligned), a scalar one, and int64
  *             index versions of both.
- *   reduce    RL_SCALAR: one launch, per-block partials to scratch, the
- *             last block (atomic ticket) combines them in a fixed order.
+ *   reduce    RL_SCALAR: one launch, each block a contiguous chunk of the
+ *             array, per-block partials to scratch, the last block (atomic
+ *             ticket) combines them in a fixed order.
  *             RL_COLS/RL_MIDDLE: threads own kept columns, rows split over
  *             blockIdx.z with a last-block-done combine per tile.
  *             --atomic-reduce (combine_of): both combine sum/mean/max/min
@@ -3419,7 +3420,7 @@ static void emit_row_body(KCtx *c, int cached)
 /* ------------------------------------------------------------------ */
 /* Full reductions: one launch, last block combines.                   */
 
-enum { SCALAR_MAX_BLOCKS = 1024, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
+enum { SCALAR_MAX_BLOCKS = 2048, SCALAR_MIN_STEPS = 16, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
 
 /* The last-block ticket of the one-launch reductions: the block's writes
  * are fenced, thread 0 takes a ticket of the counter, and fz_last says
@@ -3431,12 +3432,51 @@ static void emit_ticket(KCtx *c, const char *counter, const char *total)
     line(c, "__syncthreads();");
 }
 
-/* Full reduction in one launch.  Each block folds a grid-stride share
- * (V-wide vectors, two in flight), reduces it in shared memory and writes one
- * partial; the block that takes the last ticket of the atomic counter reads
- * all partials in block order (so the result does not depend on which block
- * finished last), applies the epilogue, writes the outputs and puts the
- * counter back to 0 for the next call. */
+/* Elements of the kernel's whole space, or -1 when a dim is symbolic */
+static int64_t static_space_len(const KCtx *c)
+{
+    int64_t r = 1;
+    for (int d = 0; d < c->R; d++) {
+        if (c->k->space.dims[d].size < 0)
+            return -1;
+        r *= c->k->space.dims[d].size;
+    }
+    return r;
+}
+
+/* Steps (of per = BS V elements) in each block's chunk of a vector full
+ * reduction over nv elements: at most SCALAR_MAX_BLOCKS chunks, and below
+ * that chunks of up to SCALAR_MIN_STEPS steps while 512 blocks remain.
+ * The rule takes no account of the GPU, so the grid and the order of the
+ * sums depend on n alone.  The launcher computes the same for a static n;
+ * for a symbolic one it launches ceil(steps / T) blocks and the kernel
+ * derives T from the grid.  2048 contiguous chunks of 64 steps, one
+ * 16-byte load a thread a step, read 2^28 floats in 240.5 us on the H200,
+ * against 242.8 for 528 blocks striding over the array with two loads a
+ * step.  At 2^24 floats 2048 chunks of 4 steps took 34.9 us against the
+ * striding kernel's 32.1, and 512 chunks of 16 took 28.7 against its 28.5
+ * in the next run (docs/benchmarks.md, eighteenth session). */
+static int64_t scalar_chunk_steps(int64_t nv, int per)
+{
+    int64_t steps = (nv + per - 1) / per;
+    int64_t T = (steps + SCALAR_MAX_BLOCKS - 1) / SCALAR_MAX_BLOCKS;
+    if (T < SCALAR_MIN_STEPS) {
+        /* fewer, longer chunks while 512 blocks remain: every block ends
+         * in a block reduce and a ticket */
+        T = steps / 512;
+        T = T > SCALAR_MIN_STEPS ? SCALAR_MIN_STEPS : T;
+    }
+    return T < 1 ? 1 : T;
+}
+
+/* Full reduction in one launch.  Each block folds a contiguous chunk of T
+ * steps of V-wide vectors (scalar_chunk_steps; the plain variant, V 1, an
+ * equal share of the array over the launcher's grid for it), reduces it in
+ * shared memory and writes one partial; the block that takes the last
+ * ticket of the atomic counter reads all partials in block order (so the
+ * result does not depend on which block finished last), applies the
+ * epilogue, writes the outputs and puts the counter back to 0 for the next
+ * call. */
 static void emit_scalar_body(KCtx *c)
 {
     const Kernel *k = c->k;
@@ -3472,54 +3512,61 @@ static void emit_scalar_body(KCtx *c)
     int vw = scalar_vec_width(c);
     if (vw > 1) {
         /* V elements per thread and step: 16-byte loads of every full access
-         * (the stub checked alignment; V == 1 is the plain variant) */
+         * (the stub checked alignment; V == 1 is the plain variant).  Block
+         * b folds the contiguous chunk of T steps from b T BS V on (the
+         * launcher's grid, scalar_chunk_steps), one vector a thread a step.
+         * A whole chunk's loop has no bound to test, and with T known here
+         * ptxas unrolls it and keeps several loads in flight. */
+        int64_t sn = static_space_len(c);
         line(c, "const I nv = n / V * V;");
-        line(c, "const I step = (I)gridDim.x * BS * V;");
-        line(c, "I i = ((I)blockIdx.x * BS + threadIdx.x) * V;");
-        line(c, "/* two vectors per step, folded in a fixed order */");
-        line(c, "for (; i + step < nv; i += 2 * step) {");
-        open_scope(c);
-        line(c, "const I i_b = i + step;");
-        for (int u = 0; u < 2; u++)
-            for (int a = 0; a < c->nacc; a++)
-                if (acc_full(c, &c->acc[a]))
-                    line(c, "const fz_vec<%s, V> va%d%s = *(const fz_vec<%s, V> *)(in%d + %s);",
-                         stype(MDT(c, c->acc[a].node)), a, u ? "_b" : "", stype(MDT(c, c->acc[a].node)),
-                         c->inbuf[c->acc[a].node->id], u ? "i_b" : "i");
-        for (int u = 0; u < 2; u++) {
+        line(c, "const I per = (I)BS * V; /* elements a block folds a step */");
+        if (sn >= 0) {
+            int64_t T = scalar_chunk_steps(sn / vw * vw, 512 * vw);
+            /* the plain variant (V 1) has the launcher's other grid */
+            line(c, "const I T = V == %d ? (I)%lld /* scalar_chunk_steps */", vw, (long long)T);
+            line(c, "                    : ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
+        } else
+            line(c, "const I T = ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
+        line(c, "const I c0 = (I)blockIdx.x * T * per;");
+        line(c, "I i = c0 + (I)threadIdx.x * V;");
+        for (int whole = 1; whole >= 0; whole--) {
+            if (whole) {
+                line(c, "if (c0 + T * per <= nv) {");
+                open_scope(c);
+                if (sn >= 0 && scalar_chunk_steps(sn / vw * vw, 512 * vw) <= 64)
+                    line(c, "#pragma unroll");
+                else
+                    line(c, "#pragma unroll 8");
+                line(c, "for (I s = 0; s < T; s++, i += per) {");
+            } else {
+                line(c, "else {");
+                open_scope(c);
+                line(c, "/* the last block's chunk ends inside the array */");
+                line(c, "for (; i < nv; i += per) {");
+            }
+            open_scope(c);
+            for (int q = 0; q < c->nacc; q++)
+                if (acc_full(c, &c->acc[q]))
+                    line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);",
+                         stype(MDT(c, c->acc[q].node)), q, stype(MDT(c, c->acc[q].node)),
+                         c->inbuf[c->acc[q].node->id]);
             line(c, "#pragma unroll");
             line(c, "for (int j = 0; j < V; j++) {");
             open_scope(c);
             c->vec = 1;
-            c->sfx = u ? "_b" : "";
-            c->flat = u ? "(i_b + j)" : "(i + j)";
+            c->sfx = "";
+            c->flat = "(i + j)";
             if (c->ng == 1)
                 c->gi[0] = c->flat;
-            line(c, "const I r = %s;", c->flat);
+            line(c, "const I r = i + j;");
             round_elem(c, &rc);
             close_scope(c);
+            close_scope(c);
+            reset_point(c);
+            close_scope(c);
         }
-        close_scope(c);
-        reset_point(c);
-        line(c, "if (i < nv) {");
-        open_scope(c);
-        for (int a = 0; a < c->nacc; a++)
-            if (acc_full(c, &c->acc[a]))
-                line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", stype(MDT(c, c->acc[a].node)),
-                     a, stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id]);
-        line(c, "#pragma unroll");
-        line(c, "for (int j = 0; j < V; j++) {");
-        open_scope(c);
-        c->vec = 1;
-        c->flat = "(i + j)";
-        if (c->ng == 1)
-            c->gi[0] = "(i + j)";
-        line(c, "const I r = i + j;");
-        round_elem(c, &rc);
-        close_scope(c);
-        close_scope(c);
-        reset_point(c);
-        line(c, "for (I i = nv + (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
+        line(c, "/* the last n - nv (< V) elements, by the last block */");
+        line(c, "for (I i = nv + threadIdx.x; i < n && blockIdx.x == gridDim.x - 1; i += BS) {");
     } else
         line(c, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
     open_scope(c);
@@ -4500,10 +4547,15 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
                                v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
             buf_puts(b, "    if (vec) {\n");
-            buf_printf(b, "        blocks = (n + %d) / %d;\n", 512 * v[0].vw - 1, 512 * v[0].vw);
-            buf_printf(b, "        if (blocks > (int64_t)sm_count * 4)\n            blocks = (int64_t)sm_count * 4;\n"
-                          "        if (blocks > %d)\n            blocks = %d;\n        if (blocks < 1)\n"
-                          "            blocks = 1;\n", SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
+            /* contiguous chunks of T steps, at most SCALAR_MAX_BLOCKS of
+             * them, whatever the GPU (scalar_chunk_steps) */
+            buf_printf(b, "        const int64_t steps = (n / %d * %d + %d) / %d;\n", v[0].vw, v[0].vw,
+                       512 * v[0].vw - 1, 512 * v[0].vw);
+            buf_printf(b, "        int64_t T = (steps + %d) / %d;\n", SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS);
+            buf_printf(b, "        if (T < %d)\n            T = steps / 512 > %d ? %d : steps / 512;\n", SCALAR_MIN_STEPS,
+                       SCALAR_MIN_STEPS, SCALAR_MIN_STEPS);
+            buf_puts(b, "        if (T < 1)\n            T = 1;\n"
+                        "        blocks = (steps + T - 1) / T;\n        if (blocks < 1)\n            blocks = 1;\n");
             host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
             buf_puts(b, "    }\n");
         } else if (nv > 1) {
