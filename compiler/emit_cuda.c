@@ -3420,7 +3420,16 @@ static void emit_row_body(KCtx *c, int cached)
 /* ------------------------------------------------------------------ */
 /* Full reductions: one launch, last block combines.                   */
 
-enum { SCALAR_MAX_BLOCKS = 2048, SCALAR_MIN_STEPS = 16, SCALAR_SLOT = 32, SCALAR_HEAD = 256 };
+/* SCALAR_MAX_BLOCKS: the most chunks (and partial slots) of a full
+ * reduction; below it, chunks of up to SCALAR_CHUNK_STEPS steps while
+ * SCALAR_MIN_BLOCKS blocks remain (scalar_chunk_steps) */
+enum {
+    SCALAR_MAX_BLOCKS = 2048,
+    SCALAR_CHUNK_STEPS = 16,
+    SCALAR_MIN_BLOCKS = 512,
+    SCALAR_SLOT = 32,
+    SCALAR_HEAD = 256
+};
 
 /* The last-block ticket of the one-launch reductions: the block's writes
  * are fenced, thread 0 takes a ticket of the counter, and fz_last says
@@ -3446,11 +3455,11 @@ static int64_t static_space_len(const KCtx *c)
 
 /* Steps (of per = BS V elements) in each block's chunk of a vector full
  * reduction over nv elements: at most SCALAR_MAX_BLOCKS chunks, and below
- * that chunks of up to SCALAR_MIN_STEPS steps while 512 blocks remain.
- * The rule takes no account of the GPU, so the grid and the order of the
- * sums depend on n alone.  The launcher computes the same for a static n;
- * for a symbolic one it launches ceil(steps / T) blocks and the kernel
- * derives T from the grid.  2048 contiguous chunks of 64 steps, one
+ * that chunks of up to SCALAR_CHUNK_STEPS steps while SCALAR_MIN_BLOCKS
+ * blocks remain.  The rule takes no account of the GPU, so the grid and the
+ * order of the sums depend on n alone.  The host's fzk_scalar_steps is the
+ * same rule: the launcher launches ceil(steps / T) blocks; a static size's
+ * kernel has this T as a constant, a symbolic one derives it from the grid.  2048 contiguous chunks of 64 steps, one
  * 16-byte load a thread a step, read 2^28 floats in 240.5 us on the H200,
  * against 242.8 for 528 blocks striding over the array with two loads a
  * step.  At 2^24 floats 2048 chunks of 4 steps took 34.9 us against the
@@ -3460,13 +3469,37 @@ static int64_t scalar_chunk_steps(int64_t nv, int per)
 {
     int64_t steps = (nv + per - 1) / per;
     int64_t T = (steps + SCALAR_MAX_BLOCKS - 1) / SCALAR_MAX_BLOCKS;
-    if (T < SCALAR_MIN_STEPS) {
-        /* fewer, longer chunks while 512 blocks remain: every block ends
-         * in a block reduce and a ticket */
-        T = steps / 512;
-        T = T > SCALAR_MIN_STEPS ? SCALAR_MIN_STEPS : T;
+    if (T < SCALAR_CHUNK_STEPS) {
+        /* fewer, longer chunks while enough blocks remain: every block
+         * ends in a block reduce and a ticket */
+        T = steps / SCALAR_MIN_BLOCKS;
+        T = T > SCALAR_CHUNK_STEPS ? SCALAR_CHUNK_STEPS : T;
     }
     return T < 1 ? 1 : T;
+}
+
+/* The body of a full reduction's vector loop (after its `for` line): the
+ * vector loads at i of every full access, then each of the V elements
+ * folded into the reductions */
+static void scalar_vec_step(KCtx *c, RoundCtx *rc)
+{
+    open_scope(c);
+    for (int q = 0; q < c->nacc; q++)
+        if (acc_full(c, &c->acc[q]))
+            line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", stype(MDT(c, c->acc[q].node)),
+                 q, stype(MDT(c, c->acc[q].node)), c->inbuf[c->acc[q].node->id]);
+    line(c, "#pragma unroll");
+    line(c, "for (int j = 0; j < V; j++) {");
+    open_scope(c);
+    c->vec = 1;
+    c->flat = "(i + j)";
+    if (c->ng == 1)
+        c->gi[0] = c->flat;
+    line(c, "const I r = i + j;");
+    round_elem(c, rc);
+    close_scope(c);
+    close_scope(c);
+    reset_point(c);
 }
 
 /* Full reduction in one launch.  Each block folds a contiguous chunk of T
@@ -3516,12 +3549,12 @@ static void emit_scalar_body(KCtx *c)
          * b folds the contiguous chunk of T steps from b T BS V on (the
          * launcher's grid, scalar_chunk_steps), one vector a thread a step.
          * A whole chunk's loop has no bound to test, and with T known here
-         * ptxas unrolls it and keeps several loads in flight. */
+         * ptxas can unroll it. */
         int64_t sn = static_space_len(c);
+        int64_t T = sn >= 0 ? scalar_chunk_steps(sn / vw * vw, 512 * vw) : -1;
         line(c, "const I nv = n / V * V;");
         line(c, "const I per = (I)BS * V; /* elements a block folds a step */");
-        if (sn >= 0) {
-            int64_t T = scalar_chunk_steps(sn / vw * vw, 512 * vw);
+        if (T > 0) {
             /* the plain variant (V 1) has the launcher's other grid */
             line(c, "const I T = V == %d ? (I)%lld /* scalar_chunk_steps */", vw, (long long)T);
             line(c, "                    : ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
@@ -3529,42 +3562,18 @@ static void emit_scalar_body(KCtx *c)
             line(c, "const I T = ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
         line(c, "const I c0 = (I)blockIdx.x * T * per;");
         line(c, "I i = c0 + (I)threadIdx.x * V;");
-        for (int whole = 1; whole >= 0; whole--) {
-            if (whole) {
-                line(c, "if (c0 + T * per <= nv) {");
-                open_scope(c);
-                if (sn >= 0 && scalar_chunk_steps(sn / vw * vw, 512 * vw) <= 64)
-                    line(c, "#pragma unroll");
-                else
-                    line(c, "#pragma unroll 8");
-                line(c, "for (I s = 0; s < T; s++, i += per) {");
-            } else {
-                line(c, "else {");
-                open_scope(c);
-                line(c, "/* the last block's chunk ends inside the array */");
-                line(c, "for (; i < nv; i += per) {");
-            }
-            open_scope(c);
-            for (int q = 0; q < c->nacc; q++)
-                if (acc_full(c, &c->acc[q]))
-                    line(c, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);",
-                         stype(MDT(c, c->acc[q].node)), q, stype(MDT(c, c->acc[q].node)),
-                         c->inbuf[c->acc[q].node->id]);
-            line(c, "#pragma unroll");
-            line(c, "for (int j = 0; j < V; j++) {");
-            open_scope(c);
-            c->vec = 1;
-            c->sfx = "";
-            c->flat = "(i + j)";
-            if (c->ng == 1)
-                c->gi[0] = c->flat;
-            line(c, "const I r = i + j;");
-            round_elem(c, &rc);
-            close_scope(c);
-            close_scope(c);
-            reset_point(c);
-            close_scope(c);
-        }
+        line(c, "if (c0 + T * per <= nv) {");
+        open_scope(c);
+        line(c, T > 0 && T <= 64 ? "#pragma unroll" : "#pragma unroll 8");
+        line(c, "for (I s = 0; s < T; s++, i += per) {");
+        scalar_vec_step(c, &rc);
+        close_scope(c);
+        line(c, "else {");
+        open_scope(c);
+        line(c, "/* the last block's chunk ends inside the array */");
+        line(c, "for (; i < nv; i += per) {");
+        scalar_vec_step(c, &rc);
+        close_scope(c);
         line(c, "/* the last n - nv (< V) elements, by the last block */");
         line(c, "for (I i = nv + threadIdx.x; i < n && blockIdx.x == gridDim.x - 1; i += BS) {");
     } else
@@ -4547,14 +4556,10 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
                                v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
             buf_puts(b, "    if (vec) {\n");
-            /* contiguous chunks of T steps, at most SCALAR_MAX_BLOCKS of
-             * them, whatever the GPU (scalar_chunk_steps) */
+            /* contiguous chunks of T steps (fzk_scalar_steps) */
             buf_printf(b, "        const int64_t steps = (n / %d * %d + %d) / %d;\n", v[0].vw, v[0].vw,
                        512 * v[0].vw - 1, 512 * v[0].vw);
-            buf_printf(b, "        int64_t T = (steps + %d) / %d;\n", SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS);
-            buf_printf(b, "        if (T < %d)\n            T = steps / 512 > %d ? %d : steps / 512;\n", SCALAR_MIN_STEPS,
-                       SCALAR_MIN_STEPS, SCALAR_MIN_STEPS);
-            buf_puts(b, "        if (T < 1)\n            T = 1;\n"
+            buf_puts(b, "        const int64_t T = fzk_scalar_steps(steps);\n"
                         "        blocks = (steps + T - 1) / T;\n        if (blocks < 1)\n            blocks = 1;\n");
             host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
             buf_puts(b, "    }\n");
@@ -4832,6 +4837,20 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "{\n"
              "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
              "}\n");
+    buf_printf(out,
+               "/* fzk_scalar_steps: the steps of each block's chunk in a vector full\n"
+               " * reduction of `steps` steps: at most %d chunks, and below that chunks of\n"
+               " * up to %d steps while %d blocks remain (the compiler's scalar_chunk_steps,\n"
+               " * which gives a static size's kernel the same T as a constant) */\n"
+               "static FUSEC_MAYBE_UNUSED inline int64_t fzk_scalar_steps(int64_t steps)\n"
+               "{\n"
+               "    int64_t T = (steps + %d) / %d;\n"
+               "    if (T < %d)\n"
+               "        T = steps / %d > %d ? %d : steps / %d;\n"
+               "    return T < 1 ? 1 : T;\n"
+               "}\n",
+               SCALAR_MAX_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS,
+               SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS);
     int base = 0;
     for (int p = 0; p < nplans; p++)
         for (int ki = 0; ki < plans[p]->nkernels; ki++) {
