@@ -141,10 +141,21 @@ fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **p
 /* Directory: $FUSERT_CACHE_DIR, else $XDG_CACHE_HOME/fusert, else
  * ~/.cache/fusert.  FUSERT_CACHE_DISABLE=1 turns it off.  Entries are keyed
  * by a hash of source, options, NVRTC version, driver version and arch,
- * written to a temporary file and renamed; a corrupt entry is recompiled. */
+ * written 0600 to a temporary file and renamed; a corrupt entry is
+ * recompiled.  The folder is used only when it is the user's own (owned by
+ * the effective uid, not writable by group or others, not a symbolic link),
+ * and an entry only when it is a regular file of the user's; otherwise the
+ * kernel is compiled and the refusal counted.  Entries past
+ * $FUSERT_CACHE_MAX_MB (default 1024) are removed, least recently used
+ * first. */
 typedef struct fusert_cache_stats {
     uint64_t hits, misses, compiles, corrupt, write_failures;
     double compile_ms_total;
+    /* The fields below follow the first layout: libfusert.so keeps an
+     * entry point that fills only the fields above for programs linked
+     * before they existed (fusert.map). */
+    uint64_t untrusted; /* lookups refused: the folder or the entry is not the user's own */
+    uint64_t evictions; /* entries removed to keep the folder under its limit */
 } fusert_cache_stats;
 void fusert_get_cache_stats(fusert_cache_stats *out); /* process-wide counters */
 

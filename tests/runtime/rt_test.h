@@ -97,8 +97,8 @@ static inline int rt_count_files(const char *dir, const char *suffix, char *out,
         if (e->d_name[0] == '.' || l < sl || strcmp(e->d_name + l - sl, suffix) != 0)
             continue;
         n++;
-        if (out)
-            snprintf(out, outn, "%s/%s", dir, e->d_name);
+        if (out && snprintf(out, outn, "%s/%s", dir, e->d_name) >= (int)outn)
+            out[0] = 0;
     }
     closedir(d);
     return n;
