@@ -394,7 +394,11 @@ static ReadResult read_entry(int dfd, const char *name, const unsigned char key[
         return READ_MISS;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !own_file(&st) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return READ_MISS;
+    }
+    if (!own_file(&st) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         snprintf(why, whyn, "%s (owner uid %u, mode %04o)",
                  !S_ISREG(st.st_mode) ? "it is not a regular file"
                  : st.st_uid != geteuid() ? "owned by another user"
@@ -639,6 +643,16 @@ static fusert_status nvrtc_compile(const char *name, const char *what, const cha
     return FUSERT_SUCCESS;
 }
 
+/* A folder that is not the user's own is neither read nor written: the
+ * kernel is compiled, the refusal counted, and said once per process. */
+static void refuse_folder(const char *dir, const char *why, int verbose)
+{
+    atomic_fetch_add(&st_untrusted, 1);
+    if (verbose && !atomic_flag_test_and_set(&said_refused))
+        fprintf(stderr, "fusert: not using the cache folder %s: %s; compiling without the "
+                "cache\n", dir, why);
+}
+
 fusert_status fusert_compile(const char *name, const char *source, const char *options,
                              void **cubin, size_t *cubin_size)
 {
@@ -714,12 +728,8 @@ fusert_status fusert__compile(const char *name, const char *kernel, const char *
         entry_name(entry, sizeof entry, name, kernel, key);
         dfd = fusert__cache_open(dir, 0, why, sizeof why);
         if (dfd == FUSERT_CACHE_REFUSED) {
-            /* neither read nor written: compile, and say why once */
             use_cache = 0;
-            atomic_fetch_add(&st_untrusted, 1);
-            if (verbose && !atomic_flag_test_and_set(&said_refused))
-                fprintf(stderr, "fusert: not using the cache folder %s: %s; compiling "
-                        "without the cache\n", dir, why);
+            refuse_folder(dir, why, verbose);
         }
     }
     if (use_cache && dfd >= 0) {
@@ -777,10 +787,7 @@ fusert_status fusert__compile(const char *name, const char *kernel, const char *
          * It may have appeared meanwhile, so it is checked again. */
         dfd = fusert__cache_open(dir, 1, why, sizeof why);
         if (dfd == FUSERT_CACHE_REFUSED) {
-            atomic_fetch_add(&st_untrusted, 1);
-            if (verbose && !atomic_flag_test_and_set(&said_refused))
-                fprintf(stderr, "fusert: not using the cache folder %s: %s; compiling "
-                        "without the cache\n", dir, why);
+            refuse_folder(dir, why, verbose);
             return FUSERT_SUCCESS;
         }
     }
