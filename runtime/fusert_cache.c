@@ -214,9 +214,13 @@ int fusert__cache_open(const char *dir, int create, char *why, size_t whyn)
     struct stat st;
     uid_t me = geteuid();
     const char *problem = NULL;
-    if (fstat(fd, &st) != 0)
-        problem = "it cannot be examined";
-    else if (st.st_uid != me)
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return FUSERT_CACHE_MISSING;
+    }
+    if (st.st_uid != me)
         problem = "owned by another user";
     else if (st.st_mode & (S_IWGRP | S_IWOTH))
         problem = "writable by group or others";
