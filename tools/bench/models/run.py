@@ -4,9 +4,9 @@ and jax.jit on the programs of tools/bench/models/programs, in one process on
 one GPU.
 
 For every case (a program, f32 or bf16, at a size of cases.py):
-  * fusec's module is built three ways: the cuda target with every dim made
-    static (-D), the cuda target with symbolic dims, and the nvrtc target
-    with static dims; each is a shared library called through NAME_packed
+  * fusec's module is built for the cuda target with every dim made static
+    (-D) and with symbolic dims (--variants nvrtc adds the nvrtc target with
+    static dims); each is a shared library called through NAME_packed
     (ctypes).  Builds run in a pool of --jobs processes before the timing
     starts, so compilers do not share the CPU with timed host code;
   * inputs are random (cases.INPUT_KINDS), several sets of them when one set
@@ -159,7 +159,7 @@ def build_module(args, fz, name, dt, variant, dims, tag, compile_c=True):
     plan = fz.plan(src, defs)
     out = os.path.join(args.workdir, tag + (".cu" if target == "cuda" else ".c"))
     fz.run(["--target=" + target, *defs, src, "-o", out])
-    res = dict(tag=tag, plan=plan, so=None, translate_s=time.perf_counter() - t0)
+    res = dict(tag=tag, fn=name, plan=plan, so=None, translate_s=time.perf_counter() - t0)
     if not compile_c:
         return res
     so = os.path.join(args.workdir, tag + ".so")
@@ -332,24 +332,26 @@ def select_cases(text):
     return out
 
 
+def size_wanted(labels, rank, sizes_filter):
+    """--sizes names labels; "large" also means every program's first size
+    and "odd" its others (the vocabulary programs' sizes are named v32000...)."""
+    if not sizes_filter:
+        return True
+    return (labels[rank] in sizes_filter or ("large" in sizes_filter and rank == 0)
+            or ("odd" in sizes_filter and rank > 0))
+
+
 def ordered_runs(names, dtypes, sizes_filter):
     """(name, dt, size) in order of priority: each program's first size in
     every dtype, then its second size, ..."""
     runs = []
-    rank = 0
-    while True:
-        added = False
+    for rank in range(max(len(size_labels(C.CASES[n])) for n in names)):
         for dt in dtypes:
             for n in names:
                 labels = size_labels(C.CASES[n])
-                if rank < len(labels) and (not sizes_filter or labels[rank] in sizes_filter
-                                           or ("odd" in sizes_filter and rank > 0)
-                                           or ("large" in sizes_filter and rank == 0)):
+                if rank < len(labels) and size_wanted(labels, rank, sizes_filter):
                     runs.append((n, dt, labels[rank]))
-                    added = True
-        if not added and all(rank >= len(size_labels(C.CASES[n])) for n in names):
-            return runs
-        rank += 1
+    return runs
 
 
 # ---- --check: translate everything, compare the interpreter with the reference --------
@@ -790,7 +792,8 @@ def main():
     ap.add_argument("--cases", default="", help="comma list of programs (names or parts of names)")
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--sizes", default="", help="comma list of size labels (large, odd, v32000, ...); default all")
-    ap.add_argument("--variants", default="static,symbolic,nvrtc", help="fusec builds to time")
+    ap.add_argument("--variants", default="static,symbolic",
+                    help="fusec builds to time: static, symbolic (cuda target), nvrtc (static dims)")
     ap.add_argument("--skip", default="", help="comma list of peers to leave out: torch,compile,jax")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
@@ -836,8 +839,8 @@ def main():
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # jax beside torch in one process
 
     # builds first, in parallel: plans also give the kernel table
-    log("building %d modules with %d jobs in %s" % (len(runs) * len(variants), args.jobs, args.workdir))
     pool, futs = build_all(args, names, runs, variants)
+    log("building %d modules with %d jobs in %s" % (len(futs), args.jobs, args.workdir))
     cf.wait(list(futs.values()))
     pool.shutdown()
     nfail = sum(1 for f in futs.values() if f.exception())
@@ -867,10 +870,9 @@ def main():
         # what the run does before its first CUDA call: load every module,
         # and check the reference against the interpreter
         loaded = 0
-        for tag, f in futs.items():
+        for f in futs.values():
             if f.exception() is None:
-                name = tag.split("_f32_")[0] if "_f32_" in tag else tag.split("_bf16_")[0]
-                Module(f.result(), name, os.path.abspath(args.runtime))
+                Module(f.result(), f.result()["fn"], os.path.abspath(args.runtime))
                 loaded += 1
         fz = Fusec(args.fusec, args.workdir)
         bad = 0
