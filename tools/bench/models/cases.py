@@ -241,9 +241,10 @@ def nat_bn_stats(axes):
 
 
 def nat_bn_apply(t, a):
+    # statistics and affine parameters in f32, as mixed-precision models keep them
     c = a["x"].shape[1]
-    return (_nn().batch_norm(a["x"], a["mu"].reshape(c), a["var_"].reshape(c), a["g"].reshape(c),
-                             a["b"].reshape(c), training=False, eps=a["eps"]),)
+    st = [a[k].reshape(c).float() for k in ("mu", "var_", "g", "b")]
+    return (_nn().batch_norm(a["x"], st[0], st[1], st[2], st[3], training=False, eps=a["eps"]),)
 
 
 def nat_row_stats(t, a):
