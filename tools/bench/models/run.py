@@ -525,10 +525,10 @@ class Run:
     def copy_reference(self):
         t = self.torch
         n = (2 << 30) // 4
-        a = t.randn(n, device="cuda")
-        b = t.empty_like(a)
-        us = self.timer.cuda([lambda: b.copy_(a)], sync=False)
-        del a, b
+        bufs = [t.randn(n, device="cuda")]
+        bufs.append(t.empty_like(bufs[0]))
+        us = self.timer.cuda([lambda: bufs[1].copy_(bufs[0])], sync=False)
+        bufs.clear()
         t.cuda.empty_cache()
         self.copy_us, self.copy_gbs = us, 2 * n * 4 / (us * 1e-6) / 1e9
         log("copy reference: %.0f GB/s (2 GiB device-to-device, %.1f us)" % (self.copy_gbs, us))
@@ -691,7 +691,7 @@ class Run:
                     self.compile_s.append(row["compile_first_s"])
         if "jax" not in args.skip and self.jax is not None:
             self.jax_peer(row, name, dt, size, case, sets, tensor_names, scal, res_dt, check, record)
-        del sets
+        sets.clear()  # free the inputs before the next case
         t.cuda.empty_cache()
         peers = [row.get(p + "_steady") for p in PEERS if row.get(p + "_steady")]
         row["best_peer"] = min(peers) if peers else None
@@ -703,19 +703,9 @@ class Run:
 
     def jax_peer(self, row, name, dt, size, case, sets, tensor_names, scal, res_dt, check, record):
         jax, t = self.jax, self.torch
-        import jax.numpy as jnp
         from jax import dlpack as jdl
-        jdt = {"f32": jnp.float32, "bf16": jnp.bfloat16, "i64": jnp.int64, "i32": jnp.int32,
-               "f64": jnp.float64, "bool": jnp.bool_}
-        F = C.jax_ops()
-
-        def f(*ts):
-            a = {k: (x.astype(jnp.float32) if x.dtype == jnp.bfloat16 else x) for k, x in zip(tensor_names, ts)}
-            a.update(scal)
-            r = case["ref"](F, a)
-            return tuple(x.astype(jdt[d]) for x, d in zip(r, res_dt))
         try:
-            jf = jax.jit(f)
+            jf = jax.jit(jax_fn(case, tensor_names, scal, res_dt))
             jsets = [[jdl.from_dlpack(s[n]) for n in tensor_names] for s in sets]
             first = time.perf_counter()
             outs = jf(*jsets[0])
@@ -731,6 +721,22 @@ class Run:
         except Exception as ex:
             row["jax_status"] = "failed: %s" % str(ex)[:200]
             log("  %s %s %s jax: FAILED: %s" % (name, dt, size, ex))
+
+
+def jax_fn(case, tensor_names, scal, res_dt):
+    """The jax peer before jax.jit: bf16 inputs computed in f32, results
+    rounded to the program's result dtypes."""
+    import jax.numpy as jnp
+    jdt = {"f32": jnp.float32, "bf16": jnp.bfloat16, "i64": jnp.int64, "i32": jnp.int32,
+           "f64": jnp.float64, "bool": jnp.bool_}
+    F = C.jax_ops()
+
+    def f(*ts):
+        a = {k: (x.astype(jnp.float32) if x.dtype == jnp.bfloat16 else x) for k, x in zip(tensor_names, ts)}
+        a.update(scal)
+        r = case["ref"](F, a)
+        return tuple(jnp.asarray(x).astype(jdt[d]) for x, d in zip(r, res_dt))
+    return f
 
 
 # ---- the tables --------------------------------------------------------------------------
