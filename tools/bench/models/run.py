@@ -651,13 +651,14 @@ class Run:
         # the peers: the model's own torch calls where cases.py has them, else ref in f32
         out_tdt = [torch_dtype(t, d) for d in res_dt]
         native = case["native"]
+        tops = C.TorchOps(t)  # made here: torch.compile then sees a constant namespace
 
         def torch_fn(*ts):
             a = dict(zip(tensor_names, ts))
             if native is None:
                 a = {k: (x.float() if x.is_floating_point() else x) for k, x in a.items()}
             a.update(scal)
-            r = native(t, a) if native is not None else case["ref"](C.TorchOps(t), a)
+            r = native(t, a) if native is not None else case["ref"](tops, a)
             return tuple(x.to(o) for x, o in zip(r, out_tdt))
 
         def peer(label, f):
@@ -744,6 +745,11 @@ COLS = [("static", "fusec static"), ("symbolic", "fusec symbolic"), ("nvrtc", "f
         ("torch", "torch eager"), ("compile", "torch.compile"), ("jax", "jax.jit")]
 
 
+def shown(cols):
+    """The columns of the tables: the variants that ran, and every peer."""
+    return [(v, c) for v, c in COLS if v not in VARIANTS or v in cols]
+
+
 def cell(row, v, mode):
     us = row.get("%s_%s" % (v, mode))
     if us is None:
@@ -753,8 +759,9 @@ def cell(row, v, mode):
     return "%.1f%s" % (us, " (%dk)" % k if k is not None else "")
 
 
-def table(rows, copy_gbs, mode):
-    head = ["case", "dtype", "size"] + [c for _, c in COLS] + \
+def table(rows, copy_gbs, mode, variants=tuple(VARIANTS)):
+    cols = shown(variants)
+    head = ["case", "dtype", "size"] + [c for _, c in cols] + \
            ["best peer", "static / best", "symbolic / best", "fusec GB/s", "% of copy"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
@@ -763,7 +770,7 @@ def table(rows, copy_gbs, mode):
         ours = st or sy
         gbs = r["min_bytes"] / (ours * 1e-6) / 1e9 if ours and r.get("min_bytes") else None
         cells = [r["case"], r["dtype"], "%s (%s)" % (r["size"], r["dims"])] + \
-                [cell(r, v, mode) for v, _ in COLS] + \
+                [cell(r, v, mode) for v, _ in cols] + \
                 ["%.1f" % best if best else "-",
                  "%.3f" % (st / best) if st and best else "-",
                  "%.3f" % (sy / best) if sy and best else "-",
@@ -783,9 +790,9 @@ def write_results(args, run, skipped, header):
     with open(os.path.join(args.out, "results.md"), "w", encoding="utf-8") as f:
         f.write(header)
         f.write("\n## Steady state (calls back to back), median us (kernels per call)\n\n")
-        f.write(table(run.rows, run.copy_gbs, "steady"))
+        f.write(table(run.rows, run.copy_gbs, "steady", args.variants))
         f.write("\n## Sync per call (a synchronize after each call), median us\n\n")
-        f.write(table(run.rows, run.copy_gbs, "sync"))
+        f.write(table(run.rows, run.copy_gbs, "sync", args.variants))
         notes = []
         for r in run.rows:
             for v, _ in COLS:
@@ -837,6 +844,7 @@ def main():
         if v not in VARIANTS:
             ap.error("--variants: %r is not one of %s" % (v, ", ".join(VARIANTS)))
     args.skip = set(filter(None, args.skip.split(",")))
+    args.variants = variants
     if not os.path.exists(args.fusec):
         ap.error("--fusec: no file %s" % args.fusec)
     args.fusec = os.path.abspath(args.fusec)
@@ -930,6 +938,7 @@ def main():
         f.write(header)
     skipped = []
     print(header)
+    print("\n".join(table([], run.copy_gbs, "steady", variants).splitlines()[:2]), flush=True)
     for i, (name, dt, size) in enumerate(runs):
         est = statistics.median(run.case_s) if run.case_s else 10.0
         if run.left() < est + 2:
@@ -944,7 +953,7 @@ def main():
             run.rows.append(dict(case=name, dtype=dt, size=size, dims="", static_status="failed: %s" % ex))
             torch.cuda.empty_cache()
             continue
-        print(table([r], run.copy_gbs, "steady").splitlines()[-1], flush=True)
+        print(table([r], run.copy_gbs, "steady", variants).splitlines()[-1], flush=True)
         write_results(args, run, skipped, header)
     write_results(args, run, skipped, header)
     print("\n" + open(os.path.join(args.out, "results.md"), encoding="utf-8").read())
