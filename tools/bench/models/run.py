@@ -873,7 +873,10 @@ def main():
         if f.exception():
             log("  build %s FAILED: %s" % (tag, f.exception()))
     build_s = time.perf_counter() - T0
-    log("built %d modules (%d failed) in %.0f s" % (len(futs), nfail, build_s))
+    done = sorted((f.result()["compile_s"], tag) for tag, f in futs.items() if f.exception() is None)
+    log("built %d modules (%d failed) in %.0f s; compilers' time %.0f s, slowest: %s"
+        % (len(futs), nfail, build_s, sum(c for c, _ in done),
+           ", ".join("%s %.1f s" % (tag, c) for c, tag in done[-3:][::-1])))
     plans = {}
     for name, dt, size in runs:
         for v in variants:
