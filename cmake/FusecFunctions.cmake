@@ -10,6 +10,7 @@
 #                     [ARCH 80 90 ...]             # CUDA_ARCHITECTURES (cuda target)
 #                     [IMPORT_DIRS dir ...]        # -I for `import`
 #                     [DEFINES N=1024 ...]         # -D: make symbolic dims static
+#                     [PREFIX NAME]                # --prefix: NAME before every exported symbol
 #                     [OPTIONS --max-registers=96 ...]  # any other fusec options
 #                     [RUNTIME shared|static])     # which fusert to link (default shared)
 #
@@ -24,7 +25,7 @@ include_guard(GLOBAL)
 
 function(fusec_add_library name)
   cmake_parse_arguments(PARSE_ARGV 1 FA "STATIC;SHARED;OBJECT"
-      "TARGET;RUNTIME" "SOURCES;ARCH;IMPORT_DIRS;DEFINES;OPTIONS")
+      "TARGET;RUNTIME;PREFIX" "SOURCES;ARCH;IMPORT_DIRS;DEFINES;OPTIONS")
   if(FA_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fusec_add_library(${name}): unknown arguments: ${FA_UNPARSED_ARGUMENTS}")
   endif()
@@ -59,6 +60,9 @@ function(fusec_add_library name)
   foreach(d IN LISTS FA_DEFINES)
     list(APPEND args -D "${d}")
   endforeach()
+  if(FA_PREFIX)
+    list(APPEND args --prefix=${FA_PREFIX})
+  endif()
   list(APPEND args ${FA_OPTIONS})
 
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/fusec/${name}")

@@ -54,6 +54,7 @@ typedef struct Options {
     int deps_only; /* -M / -MM: print the dependencies, write nothing else */
     int color;     /* --color: -1 auto, 0 never, 1 always */
     const char *mf, *mt;
+    const char *prefix; /* --prefix: put in front of every exported symbol */
     EvalArgs eval;
     int capinputs;
     int seed_given;
@@ -210,6 +211,9 @@ static void usage(FILE *out)
         "  --fast-math             allow fast approximate math in kernels\n"
         "  --atomic-reduce         combine full and split-column sum/mean/max/min with\n"
         "                          atomics (faster, not bitwise reproducible)\n"
+        "  --prefix=NAME           put NAME in front of every exported symbol (host\n"
+        "                          functions, kernels), so modules with the same fn\n"
+        "                          names link into one program\n"
         "\n"
         "Reference interpreter (--emit=eval):\n"
         "  --fn NAME               the fn to run\n"
@@ -416,6 +420,12 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
              * the GPU it runs on), so there is nothing for fusec to choose. */
             usage_error("fusec takes no --arch ('%s'): the architecture is nvcc's -arch when "
                         "the .cu is compiled, or the GPU the nvrtc target runs on", arg);
+        } else if (opt_is(arg, "--prefix")) {
+            const char *pre = opt_value(argc, argv, &i, "--prefix");
+            if (!is_ident(pre, strlen(pre)))
+                usage_error("--prefix expects the start of a C identifier (letters, digits, '_'; "
+                            "not a digit first), got '%s'", pre);
+            o->prefix = pre;
         } else if (strcmp(arg, "--no-fusion") == 0) {
             o->no_fusion = 1;
         } else if (strcmp(arg, "--fast-math") == 0) {
@@ -586,6 +596,11 @@ static int run(Arena *a, Options *o)
         return EXIT_OK;
     }
 
+    /* --prefix renames each entry point before planning, so that every name
+     * derived from it (host functions, _ws, _packed, kernels) carries it. */
+    if (o->prefix)
+        for (int i = 0; i < m->nfns; i++)
+            m->fns[i]->name = arena_printf(a, "%s%s", o->prefix, m->fns[i]->name);
     FusionOptions fo = {o->no_fusion, o->max_registers, o->expect_kernels};
     PlanSet ps = {ARENA_ARRAY(a, Plan *, m->nfns ? m->nfns : 1), m->nfns};
     for (int i = 0; i < m->nfns; i++) {
@@ -626,7 +641,7 @@ static int run(Arena *a, Options *o)
     }
     EmitOptions eo = {
         .target = o->target,
-        .module = mod,
+        .module = o->prefix ? arena_printf(a, "%s%s", o->prefix, mod) : mod,
         .header_name = hdr_out ? basename_of(hdr_out) : arena_printf(a, "%s.h", mod),
         .source_name = o->input,
         .fast_math = o->fast_math,

@@ -34,6 +34,7 @@ if getattr(config, "sanitize", "OFF") in ("ON", "1", "TRUE"):
 
 config.substitutions.append(("%fusec", os.path.join(build, "fusec")))
 config.substitutions.append(("%srcroot", config.fusec_src_dir))
+config.substitutions.append(("%builddir", build))
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_dir, "examples")))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 
