@@ -19,8 +19,9 @@
 # "<name>.h"`.  fusec writes a depfile (-MD -MF) that lists every imported
 # file, and the custom command passes it as DEPFILE (CMake >= 3.20, Makefile
 # and Ninja generators): editing an imported .fuse regenerates exactly the
-# modules that import it.  fusec leaves unchanged outputs untouched, so a
-# regenerated-but-identical module does not recompile either.
+# modules that import it.  fusec leaves unchanged outputs untouched, and the
+# generated files are byproducts of a stamp, so a regenerated-but-identical
+# module does not recompile either (Makefile and Ninja generators).
 include_guard(GLOBAL)
 
 function(fusec_add_library name)
@@ -74,19 +75,23 @@ function(fusec_add_library name)
     set(out "${outdir}/${stem}${ext}")
     set(hdr "${outdir}/${stem}.h")
     set(dep "${outdir}/${stem}.d")
-    # fusec does not rewrite an output whose content is unchanged; the stamp
-    # (first output, named in the depfile) records that the command ran, so
-    # Make does not rerun it forever after an edit that changed nothing.
+    # fusec does not rewrite an output whose content is unchanged.  The stamp,
+    # the command's only OUTPUT (and the depfile's target), records that the
+    # command ran; the .cu/.c and .h are BYPRODUCTS, so no rule touches them
+    # (Ninja restats them, the Makefile generator reads their own times):
+    # an edit that changes no output recompiles and relinks nothing.
     set(stamp "${outdir}/${stem}.stamp")
     add_custom_command(
-      OUTPUT "${stamp}" "${out}" "${hdr}"
+      OUTPUT "${stamp}"
+      BYPRODUCTS "${out}" "${hdr}"
       COMMAND fusec::fusec ${args} -MD -MF "${dep}" -MT "${stamp}" -o "${out}" "${src}"
       COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
       DEPENDS "${src}" fusec::fusec
       DEPFILE "${dep}"
       COMMENT "fusec ${stem}.fuse -> ${stem}${ext}"
       VERBATIM)
-    list(APPEND generated "${out}" "${hdr}")
+    # the stamp as a source runs the command in this target, before its compiles
+    list(APPEND generated "${out}" "${hdr}" "${stamp}")
   endforeach()
 
   set(kind)

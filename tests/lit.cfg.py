@@ -41,6 +41,8 @@ config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 # Features: what this machine can do.
 if shutil.which("nvcc"):
     config.available_features.add("nvcc")
+if shutil.which("ninja"):
+    config.available_features.add("ninja")
 if os.path.exists(os.path.join(build, "nvrtc-check")):
     config.available_features.add("nvrtc")  # tests/codegen/Inputs/nvrtc_check.c
 def has_gpu():
