@@ -35,6 +35,8 @@ if getattr(config, "sanitize", "OFF") in ("ON", "1", "TRUE"):
 config.substitutions.append(("%fusec", os.path.join(build, "fusec")))
 config.substitutions.append(("%srcroot", config.fusec_src_dir))
 config.substitutions.append(("%builddir", build))
+# lit itself, for tests that run lit on another suite (examples/golden)
+config.substitutions.append(("%lit", getattr(config, "lit_executable", "") or "lit"))
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_dir, "examples")))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 
