@@ -10,6 +10,7 @@
 #                     [ARCH 80 90 ...]             # CUDA_ARCHITECTURES (cuda target)
 #                     [IMPORT_DIRS dir ...]        # -I for `import`
 #                     [DEFINES N=1024 ...]         # -D: make symbolic dims static
+#                     [PREFIX NAME]                # --prefix: NAME before every exported symbol
 #                     [OPTIONS --max-registers=96 ...]  # any other fusec options
 #                     [RUNTIME shared|static])     # which fusert to link (default shared)
 #
@@ -18,13 +19,14 @@
 # "<name>.h"`.  fusec writes a depfile (-MD -MF) that lists every imported
 # file, and the custom command passes it as DEPFILE (CMake >= 3.20, Makefile
 # and Ninja generators): editing an imported .fuse regenerates exactly the
-# modules that import it.  fusec leaves unchanged outputs untouched, so a
-# regenerated-but-identical module does not recompile either.
+# modules that import it.  fusec leaves unchanged outputs untouched, and the
+# generated files are byproducts of a stamp, so a regenerated-but-identical
+# module does not recompile either (Makefile and Ninja generators).
 include_guard(GLOBAL)
 
 function(fusec_add_library name)
   cmake_parse_arguments(PARSE_ARGV 1 FA "STATIC;SHARED;OBJECT"
-      "TARGET;RUNTIME" "SOURCES;ARCH;IMPORT_DIRS;DEFINES;OPTIONS")
+      "TARGET;RUNTIME;PREFIX" "SOURCES;ARCH;IMPORT_DIRS;DEFINES;OPTIONS")
   if(FA_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fusec_add_library(${name}): unknown arguments: ${FA_UNPARSED_ARGUMENTS}")
   endif()
@@ -59,6 +61,9 @@ function(fusec_add_library name)
   foreach(d IN LISTS FA_DEFINES)
     list(APPEND args -D "${d}")
   endforeach()
+  if(FA_PREFIX)
+    list(APPEND args --prefix=${FA_PREFIX})
+  endif()
   list(APPEND args ${FA_OPTIONS})
 
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/fusec/${name}")
@@ -70,19 +75,23 @@ function(fusec_add_library name)
     set(out "${outdir}/${stem}${ext}")
     set(hdr "${outdir}/${stem}.h")
     set(dep "${outdir}/${stem}.d")
-    # fusec does not rewrite an output whose content is unchanged; the stamp
-    # (first output, named in the depfile) records that the command ran, so
-    # Make does not rerun it forever after an edit that changed nothing.
+    # fusec does not rewrite an output whose content is unchanged.  The stamp,
+    # the command's only OUTPUT (and the depfile's target), records that the
+    # command ran; the .cu/.c and .h are BYPRODUCTS, so no rule touches them
+    # (Ninja restats them, the Makefile generator reads their own times):
+    # an edit that changes no output recompiles and relinks nothing.
     set(stamp "${outdir}/${stem}.stamp")
     add_custom_command(
-      OUTPUT "${stamp}" "${out}" "${hdr}"
+      OUTPUT "${stamp}"
+      BYPRODUCTS "${out}" "${hdr}"
       COMMAND fusec::fusec ${args} -MD -MF "${dep}" -MT "${stamp}" -o "${out}" "${src}"
       COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
       DEPENDS "${src}" fusec::fusec
       DEPFILE "${dep}"
       COMMENT "fusec ${stem}.fuse -> ${stem}${ext}"
       VERBATIM)
-    list(APPEND generated "${out}" "${hdr}")
+    # the stamp as a source runs the command in this target, before its compiles
+    list(APPEND generated "${out}" "${hdr}" "${stamp}")
   endforeach()
 
   set(kind)

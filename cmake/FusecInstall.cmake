@@ -80,3 +80,10 @@ endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/docs/fusec.1)
   install(FILES ${PROJECT_SOURCE_DIR}/docs/fusec.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
+
+# Golden tests for users (docs/golden-tests.md): the lit configuration that
+# finds fusec and FileCheck, and two example tests, as a folder to copy.
+install(FILES ${PROJECT_SOURCE_DIR}/examples/golden/lit.cfg.py
+              ${PROJECT_SOURCE_DIR}/examples/golden/softmax.fuse
+              ${PROJECT_SOURCE_DIR}/examples/golden/bias_gelu.fuse
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fusec/golden)

@@ -33,6 +33,7 @@ static int json_items;  /* diagnostics in it */
 static int json_notes;  /* notes of the current diagnostic */
 static int suppressed;  /* past max_errors: drop this diagnostic's notes too */
 static int quiet;       /* count only */
+static DiagWarnMode warn_mode = DIAG_WARN_ON;
 
 int diag_add_file(const char *path, const char *text, size_t len)
 {
@@ -119,6 +120,7 @@ void diag_set_format(DiagFormat f) { format = f; }
 void diag_set_color(int on) { color = on; }
 void diag_set_max_errors(int n) { max_errors = n; }
 void diag_set_quiet(int on) { quiet = on; }
+void diag_set_warnings(DiagWarnMode m) { warn_mode = m; }
 int diag_error_count(void) { return nerrors; }
 int diag_warning_count(void) { return nwarnings; }
 
@@ -232,10 +234,14 @@ static void close_json_item(void)
         buf_puts(&json, "]}");
 }
 
-static void emit(const char *sev, const char *sevcol, Loc loc, const char *fmt, va_list ap)
+/* suffix follows the message: " [-Werror]" for a warning made an error. */
+static void emit(const char *sev, const char *sevcol, Loc loc, const char *suffix,
+                 const char *fmt, va_list ap)
 {
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t mlen = strlen(msg);
+    snprintf(msg + mlen, sizeof msg - mlen, "%s", suffix);
     if (format == DIAG_JSON) {
         close_json_item();
         buf_puts(&json, json_items ? ",{" : "[{");
@@ -271,19 +277,32 @@ void diag_error(Loc loc, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    emit("error", "\033[1;31m", loc, fmt, ap);
+    emit("error", "\033[1;31m", loc, "", fmt, ap);
     va_end(ap);
 }
 
+/* -w drops a warning and its notes; -Werror counts and prints it as an error
+ * (so the compilation fails and writes nothing). */
 void diag_warning(Loc loc, const char *fmt, ...)
 {
-    nwarnings++;
-    suppressed = quiet;
+    if (warn_mode == DIAG_WARN_OFF) {
+        suppressed = 1;
+        return;
+    }
+    int as_error = warn_mode == DIAG_WARN_ERROR;
+    if (as_error)
+        nerrors++;
+    else
+        nwarnings++;
+    suppressed = quiet || (as_error && max_errors > 0 && nerrors > max_errors);
     if (suppressed)
         return;
     va_list ap;
     va_start(ap, fmt);
-    emit("warning", "\033[1;35m", loc, fmt, ap);
+    if (as_error)
+        emit("error", "\033[1;31m", loc, " [-Werror]", fmt, ap);
+    else
+        emit("warning", "\033[1;35m", loc, "", fmt, ap);
     va_end(ap);
 }
 
@@ -344,4 +363,5 @@ void diag_reset(void)
     buf_free(&json);
     json_items = json_notes = 0;
     suppressed = 0;
+    warn_mode = DIAG_WARN_ON;
 }

@@ -30,6 +30,9 @@ void diag_set_format(DiagFormat f);
 void diag_set_color(int on);          /* main decides: tty and NO_COLOR */
 void diag_set_max_errors(int n);      /* stop printing after n (0: no limit) */
 void diag_set_quiet(int on);          /* count but print nothing (fuzzers) */
+/* What a warning becomes: printed (default), dropped (-w), an error (-Werror). */
+typedef enum { DIAG_WARN_ON, DIAG_WARN_OFF, DIAG_WARN_ERROR } DiagWarnMode;
+void diag_set_warnings(DiagWarnMode m);
 
 void diag_error(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_warning(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1482,7 +1482,10 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
             const Kernel *k = &p->kernels[i];
             fprintf(out, "  kernel %s (", k->name);
             describe_kind(out, p->fn, k);
-            fprintf(out, ") line %d: ", loc_line(k->loc));
+            fprintf(out, ") line %d", loc_line(k->loc));
+            if (k->loc.file >= 0 && k->loc.file != p->fn->loc.file) /* inlined from an import */
+                fprintf(out, " of %s", diag_file_path(k->loc.file));
+            fputs(": ", out);
             text_list(out, p->fn, k->values, k->nvalues, 1);
             fputs("  reads ", out);
             text_list(out, p->fn, k->inputs, k->ninputs, 0);

@@ -46,13 +46,15 @@ typedef struct Options {
     EmitKind emit;
     Target target;
     int no_fusion, fast_math, atomic_reduce, max_registers, expect_kernels;
-    const char *arch;
     const char **incs;
     int nincs, capincs;
     SemaDefine *defs;
     int ndefs, capdefs;
     int md, mp;
+    int deps_only; /* -M / -MM: print the dependencies, write nothing else */
+    int color;     /* --color: -1 auto, 0 never, 1 always */
     const char *mf, *mt;
+    const char *prefix; /* --prefix: put in front of every exported symbol */
     EvalArgs eval;
     int capinputs;
     int seed_given;
@@ -192,6 +194,8 @@ static void usage(FILE *out)
         "                          compiles its embedded CUDA source at run time via fusert\n"
         "  --emit=KIND             ast | ir | eval | plan | fusion | dot | cu | c | h | kernels\n"
         "  -MD                     also write a depfile (FILE.d beside the output)\n"
+        "  -M, -MM                 print the dependencies (Make rule) instead; write nothing\n"
+        "                          else (-MM is -M: fusec has no system imports to leave out)\n"
         "  -MF FILE                the depfile's name\n"
         "  -MT TARGET              the target named in the depfile\n"
         "  -MP                     add a phony target for every dependency\n"
@@ -207,7 +211,9 @@ static void usage(FILE *out)
         "  --fast-math             allow fast approximate math in kernels\n"
         "  --atomic-reduce         combine full and split-column sum/mean/max/min with\n"
         "                          atomics (faster, not bitwise reproducible)\n"
-        "  --arch=sm_XX            architecture for --emit=ptx checks (default sm_90)\n"
+        "  --prefix=NAME           put NAME in front of every exported symbol (host\n"
+        "                          functions, kernels), so modules with the same fn\n"
+        "                          names link into one program\n"
         "\n"
         "Reference interpreter (--emit=eval):\n"
         "  --fn NAME               the fn to run\n"
@@ -216,22 +222,38 @@ static void usage(FILE *out)
         "  --output-dir DIR        write each result to DIR/NAME.npy\n"
         "\n"
         "Diagnostics:\n"
-        "  --diagnostics-format=text|json\n"
+        "  --diagnostics-format=text|json   (json: usage errors too)\n"
+        "  --color=auto|always|never        colour in text diagnostics (default auto:\n"
+        "                                   standard error is a terminal, NO_COLOR unset)\n"
+        "  -w                      print no warnings\n"
+        "  -Werror                 make every warning an error\n"
         "  --version, --help\n"
         "\n"
-        "Exit status: 0 success, 1 errors in the input, 2 bad usage, 70 internal error.\n",
+        "Exit status: 0 success, 1 errors in the input, 2 bad usage, 70 internal error.\n"
+        "The architecture is chosen where the code is built: nvcc's -arch for the .cu,\n"
+        "the GPU it runs on for --target=nvrtc; fusec takes no --arch.\n",
         out);
 }
 
 static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set before any other option is read (prescan_diagnostics_format), so that
+ * every usage error comes as JSON under --diagnostics-format=json. */
+static int json_usage;
+
 static _Noreturn void usage_error(const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs("fusec: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputs("\nfusec: run 'fusec --help' for the options\n", stderr);
+    if (json_usage) {
+        diag_error(LOC_NONE, "%s", msg);
+        diag_note(LOC_NONE, "run 'fusec --help' for the options");
+        diag_flush();
+    } else {
+        fprintf(stderr, "fusec: error: %s\nfusec: run 'fusec --help' for the options\n", msg);
+    }
     exit(EXIT_USAGE);
 }
 
@@ -283,11 +305,29 @@ static int opt_is(const char *a, const char *name)
     return name[1] != '-' && strlen(name) == 2; /* -Ifoo, -DN=1 */
 }
 
+/* The last --diagnostics-format=json (or "--diagnostics-format json") on the
+ * command line, looked for before anything else is parsed. */
+static void prescan_diagnostics_format(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *f = NULL;
+        if (strncmp(argv[i], "--diagnostics-format=", 21) == 0)
+            f = argv[i] + 21;
+        else if (strcmp(argv[i], "--diagnostics-format") == 0 && i + 1 < argc)
+            f = argv[++i];
+        if (f)
+            json_usage = strcmp(f, "json") == 0;
+    }
+    if (json_usage)
+        diag_set_format(DIAG_JSON);
+}
+
 static void parse_args(Arena *a, int argc, char **argv, Options *o)
 {
     o->max_registers = 128;
     o->expect_kernels = -1;
-    o->arch = "sm_90";
+    o->color = -1;
+    prescan_diagnostics_format(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -300,6 +340,22 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
             o->md = 1;
         } else if (strcmp(arg, "-MP") == 0) {
             o->mp = 1;
+        } else if (strcmp(arg, "-M") == 0 || strcmp(arg, "-MM") == 0) {
+            o->deps_only = 1;
+        } else if (strcmp(arg, "-w") == 0) {
+            diag_set_warnings(DIAG_WARN_OFF);
+        } else if (strcmp(arg, "-Werror") == 0) {
+            diag_set_warnings(DIAG_WARN_ERROR);
+        } else if (opt_is(arg, "--color")) {
+            const char *c = opt_value(argc, argv, &i, "--color");
+            if (strcmp(c, "auto") == 0)
+                o->color = -1;
+            else if (strcmp(c, "always") == 0)
+                o->color = 1;
+            else if (strcmp(c, "never") == 0)
+                o->color = 0;
+            else
+                usage_error("unknown --color '%s' (expected auto, always or never)", c);
         } else if (strcmp(arg, "-MF") == 0) {
             o->mf = opt_value(argc, argv, &i, "-MF");
         } else if (strcmp(arg, "-MT") == 0) {
@@ -359,7 +415,17 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
                 usage_error("--expect-kernels expects a positive number, got '%s'", s);
             o->expect_kernels = (int)v;
         } else if (opt_is(arg, "--arch")) {
-            o->arch = opt_value(argc, argv, &i, "--arch");
+            /* The generated code picks its per-architecture paths when it is
+             * compiled (__CUDA_ARCH__ under nvcc's -arch; NVRTC compiles for
+             * the GPU it runs on), so there is nothing for fusec to choose. */
+            usage_error("fusec takes no --arch ('%s'): the architecture is nvcc's -arch when "
+                        "the .cu is compiled, or the GPU the nvrtc target runs on", arg);
+        } else if (opt_is(arg, "--prefix")) {
+            const char *pre = opt_value(argc, argv, &i, "--prefix");
+            if (!is_ident(pre, strlen(pre)))
+                usage_error("--prefix expects the start of a C identifier (letters, digits, '_'; "
+                            "not a digit first), got '%s'", pre);
+            o->prefix = pre;
         } else if (strcmp(arg, "--no-fusion") == 0) {
             o->no_fusion = 1;
         } else if (strcmp(arg, "--fast-math") == 0) {
@@ -400,13 +466,29 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
         usage_error("%s", "--emit=cu is the cuda target's source; use --emit=c with --target=nvrtc");
     if (o->emit == EMIT_C && o->target == TARGET_CUDA)
         o->target = TARGET_NVRTC; /* --emit=c implies the plain-C target */
+    if (o->deps_only && o->emit != EMIT_DEFAULT)
+        usage_error("-M and -MM print the dependencies of the translation; they go without "
+                    "--emit=%s", emit_names[o->emit]);
+    if (o->deps_only && o->md)
+        usage_error("%s", "-M prints the dependencies instead of translating; -MD writes them "
+                          "beside the translation: give one of them");
+    /* The source includes its header by name, so a source on standard output
+     * would include a header that nobody writes. */
+    if (!o->deps_only && o->emit == EMIT_DEFAULT &&
+        ((o->output && strcmp(o->output, "-") == 0) || (!o->output && strcmp(o->input, "-") == 0)))
+        usage_error("the source would go to standard output without the header it includes: "
+                    "give -o FILE%s (the header goes beside it), or --emit=%s for the source alone",
+                    o->target == TARGET_CUDA ? ".cu" : ".c", o->target == TARGET_CUDA ? "cu" : "c");
 }
 
 /* ---- names of outputs ---------------------------------------------------- */
 
-/* "dir/softmax.fuse" -> "softmax" (a C identifier: other bytes become '_'). */
-static char *module_name(Arena *a, const char *input)
+/* "dir/softmax.fuse" -> "softmax" (a C identifier: other bytes become '_').
+ * A program read from standard input takes its name from -o FILE. */
+static char *module_name(Arena *a, const char *input, const char *output)
 {
+    if (strcmp(input, "-") == 0 && output && strcmp(output, "-") != 0)
+        input = output;
     if (strcmp(input, "-") == 0)
         return arena_strdup(a, "stdin");
     const char *base = strrchr(input, '/');
@@ -450,9 +532,11 @@ static void dep_escape(Buf *b, const char *s)
     }
 }
 
+/* The depfile of main_out: to -MF FILE, else beside main_out; with -M to
+ * standard output unless -MF names a file. */
 static void write_depfile(Arena *a, const Options *o, const IrModule *m, const char *main_out)
 {
-    const char *path = o->mf ? o->mf : with_ext(a, main_out, ".d");
+    const char *path = o->mf ? o->mf : o->deps_only ? "-" : with_ext(a, main_out, ".d");
     const char *target = o->mt ? o->mt : main_out;
     Buf *b = new_output(path);
     dep_escape(b, target);
@@ -504,7 +588,19 @@ static int run(Arena *a, Options *o)
     }
     if (o->emit == EMIT_EVAL)
         return eval_command(m, &o->eval);
+    char *mod = module_name(a, o->input, o->output);
+    const char *ext = o->target == TARGET_CUDA ? ".cu" : ".c";
+    if (o->deps_only) { /* the rule -MD would write, for the same main output */
+        int named = o->output && strcmp(o->output, "-") != 0;
+        write_depfile(a, o, m, named ? o->output : arena_printf(a, "%s%s", mod, ext));
+        return EXIT_OK;
+    }
 
+    /* --prefix renames each entry point before planning, so that every name
+     * derived from it (host functions, _ws, _packed, kernels) carries it. */
+    if (o->prefix)
+        for (int i = 0; i < m->nfns; i++)
+            m->fns[i]->name = arena_printf(a, "%s%s", o->prefix, m->fns[i]->name);
     FusionOptions fo = {o->no_fusion, o->max_registers, o->expect_kernels};
     PlanSet ps = {ARENA_ARRAY(a, Plan *, m->nfns ? m->nfns : 1), m->nfns};
     for (int i = 0; i < m->nfns; i++) {
@@ -532,8 +628,6 @@ static int run(Arena *a, Options *o)
     default: break;
     }
 
-    char *mod = module_name(a, o->input);
-    const char *ext = o->target == TARGET_CUDA ? ".cu" : ".c";
     const char *main_out, *hdr_out;
     if (o->emit == EMIT_CU || o->emit == EMIT_C || o->emit == EMIT_H || o->emit == EMIT_KERNELS) {
         main_out = out;
@@ -541,19 +635,13 @@ static int run(Arena *a, Options *o)
     } else if (o->output && strcmp(o->output, "-") != 0) {
         main_out = o->output;
         hdr_out = with_ext(a, o->output, ".h");
-    } else if (o->output) { /* -o - : source to stdout, no header */
-        main_out = "-";
-        hdr_out = NULL;
-    } else if (strcmp(o->input, "-") == 0) {
-        main_out = "-";
-        hdr_out = NULL;
     } else {
         main_out = arena_printf(a, "%s%s", mod, ext);
         hdr_out = arena_printf(a, "%s.h", mod);
     }
     EmitOptions eo = {
         .target = o->target,
-        .module = mod,
+        .module = o->prefix ? arena_printf(a, "%s%s", o->prefix, mod) : mod,
         .header_name = hdr_out ? basename_of(hdr_out) : arena_printf(a, "%s.h", mod),
         .source_name = o->input,
         .fast_math = o->fast_math,
@@ -585,7 +673,7 @@ int main(int argc, char **argv)
     Arena arena = {0};
     Options o = {0};
     parse_args(&arena, argc, argv, &o);
-    diag_set_color(isatty(STDERR_FILENO) && !getenv("NO_COLOR"));
+    diag_set_color(o.color >= 0 ? o.color : isatty(STDERR_FILENO) && !getenv("NO_COLOR"));
     diag_set_max_errors(50);
 
     int rc = run(&arena, &o);

@@ -25,7 +25,9 @@
  *  - a literal alone (`c = 2` then `exp(c)`) defaults to i32 / f32 / bool;
  *  - a rank-0 value (scalar parameter) does not widen a tensor of the same
  *    kind: f16[N] * (eps: f32) stays f16, as in torch.  Different kinds
- *    promote normally (i32[N] * f32 scalar -> f32);
+ *    promote normally (i32[N] * f32 scalar -> f32).  It keeps its value:
+ *    in f16/bf16 arithmetic (computed in f32) it enters as f32, not
+ *    rounded to the narrow dtype (coerce_operand);
  *  - arithmetic on bool values is an error (use cast or && ||);
  *  - sum/prod of bool, i32 give i64 (NumPy on Linux); mean/var/std/
  *    logsumexp of ints give f32; any/all give bool; argmax/argmin i64;
@@ -538,6 +540,19 @@ static IrNode *coerce(Sema *S, Val v, DType t)
     return c;
 }
 
+/* An operand of an elementwise node whose compute dtype is t.  f16 and bf16
+ * are computed in f32, so a rank-0 value of another dtype (a scalar param, a
+ * full reduction) enters that arithmetic as f32 and is never rounded to the
+ * narrow dtype: for x: bf16[N] and a: f32, x * a uses a as it is and only
+ * the result is rounded (x = 1000, a = 1.003 gives 1004, not 1000).  Literals
+ * keep taking t (weak: they are constants of the tensor's dtype). */
+static IrNode *coerce_operand(Sema *S, Val v, DType t)
+{
+    if ((t == DT_F16 || t == DT_BF16) && v.kind == V_NODE && v.n->shape.rank == 0 && v.n->dtype != t)
+        return coerce(S, v, DT_F32);
+    return coerce(S, v, t);
+}
+
 /* ---- broadcasting ----------------------------------------------------------------
  * NumPy rules: shapes align from the right; a static 1 stretches; the same
  * symbol or the same static size match; anything else is an error that
@@ -975,7 +990,7 @@ static Val binary(Sema *S, int op, Val a, Val b, Loc loc)
     IrShape shape;
     if (!broadcast_vals(S, vs, 2, loc, &shape))
         return val_err();
-    IrNode *na = coerce(S, a, t), *nb = coerce(S, b, t);
+    IrNode *na = coerce_operand(S, a, t), *nb = coerce_operand(S, b, t);
     if (!na || !nb)
         return val_err();
     DType rt = (op_info[op].flags & OPF_BOOL_RESULT) ? DT_BOOL : t;
@@ -1365,7 +1380,7 @@ static Val builtin_elementwise(Sema *S, Frame *fr, const AstExpr *e, int op)
         return val_err();
     IrNode *in[3];
     for (int i = 0; i < arity; i++) {
-        in[i] = coerce(S, v[i], i < first ? DT_BOOL : t);
+        in[i] = i < first ? coerce(S, v[i], DT_BOOL) : coerce_operand(S, v[i], t);
         if (!in[i])
             return val_err();
     }

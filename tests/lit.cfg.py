@@ -34,12 +34,17 @@ if getattr(config, "sanitize", "OFF") in ("ON", "1", "TRUE"):
 
 config.substitutions.append(("%fusec", os.path.join(build, "fusec")))
 config.substitutions.append(("%srcroot", config.fusec_src_dir))
+config.substitutions.append(("%builddir", build))
+# lit itself, for tests that run lit on another suite (examples/golden)
+config.substitutions.append(("%lit", getattr(config, "lit_executable", "") or "lit"))
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_dir, "examples")))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 
 # Features: what this machine can do.
 if shutil.which("nvcc"):
     config.available_features.add("nvcc")
+if shutil.which("ninja"):
+    config.available_features.add("ninja")
 if os.path.exists(os.path.join(build, "nvrtc-check")):
     config.available_features.add("nvrtc")  # tests/codegen/Inputs/nvrtc_check.c
 def has_gpu():

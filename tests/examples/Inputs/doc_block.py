@@ -1,0 +1,14 @@
+#!/usr/bin/env python3
+"""doc_block.py FILE.md HEADING LANG -- print the first ```LANG block after
+the line HEADING in FILE.md (exit 1 if there is none)."""
+import sys
+
+path, heading, lang = sys.argv[1:4]
+lines = open(path).read().split("\n")
+try:
+    at = lines.index(heading)
+    start = lines.index("```" + lang, at) + 1
+    end = lines.index("```", start)
+except ValueError:
+    sys.exit("%s: no ```%s block after '%s'" % (path, lang, heading))
+sys.stdout.write("\n".join(lines[start:end]) + "\n")
