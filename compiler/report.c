@@ -8,17 +8,10 @@
 
 static void json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
+    Buf b = {0};
+    buf_put_json_string(&b, s);
+    fwrite(b.data, 1, b.len, out);
+    buf_free(&b);
 }
 
 /* The shortest text that reads back as the same double; JSON has no NaN
