@@ -3,6 +3,7 @@
  * not fused) and --emit=dot (Graphviz).  Reads plans only; decides nothing.
  * Every list follows plan order, so each report is byte-stable. */
 #include "fusion.h"
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,15 @@ static void json_typed_name(FILE *out, const IrFunc *f, const char *name, DType 
     json_shape(out, f, shape);
 }
 
+/* An op's name in quotes as --emit=ir prints it: "exp", "rmax", "gelu_tanh". */
+static void json_op(FILE *out, OpKind op)
+{
+    fputc('"', out);
+    for (const char *c = op_info[op].name; *c; c++)
+        fputc(tolower((unsigned char)*c), out);
+    fputc('"', out);
+}
+
 void fuse_print_json(FILE *out, Plan **plans, int nplans)
 {
     fputs("{\"functions\": [", out);
@@ -142,6 +152,37 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
         for (int i = 0; i < f->nsyms; i++) {
             fputs(i ? ", " : "", out);
             json_str(out, f->syms[i]);
+        }
+        /* what tools judge results by (fuse-run's tolerances): the ops the
+         * fn computes, and the extents each reduction reduces */
+        fputs("],\n   \"ops\": [", out);
+        int used[OP_COUNT] = {0}, nused = 0;
+        for (int i = 0; i < f->nnodes; i++)
+            used[f->nodes[i]->op] = 1;
+        for (int op = 0; op < OP_COUNT; op++)
+            if (used[op]) {
+                fputs(nused++ ? ", " : "", out);
+                json_op(out, (OpKind)op);
+            }
+        fputs("],\n   \"reductions\": [", out);
+        int nred = 0;
+        for (int i = 0; i < f->nnodes; i++) {
+            const IrNode *n = f->nodes[i];
+            if (op_info[n->op].cls != OPC_REDUCE || n->nin < 1)
+                continue;
+            const IrShape *in = &n->in[0].node->shape;
+            IrShape red = {0};
+            for (int d = 0; d < in->rank; d++)
+                if (n->axes >> d & 1)
+                    red.dims[red.rank++] = in->dims[d];
+            fputs(nred++ ? ", " : "", out);
+            fputs("{\"op\": ", out);
+            json_op(out, n->op);
+            fprintf(out, ", \"node\": \"%%%d\", \"operand\": ", n->id);
+            json_shape(out, f, in);
+            fputs(", \"reduced\": ", out);
+            json_shape(out, f, &red);
+            fputc('}', out);
         }
         fputs("],\n   \"intermediates\": ", out);
         json_nodes(out, f, p->intermediates, p->nintermediates);
