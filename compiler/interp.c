@@ -22,7 +22,7 @@
  *    remainder; a zero divisor is a run-time error, not a crash;
  *  - float-to-integer casts truncate, NaN gives 0, out of range saturates
  *    (round_to_dtype, half.c); integer-to-integer casts wrap (the scalar
- *    semantics of every elementwise op are op_eval_scalar's, opeval.c);
+ *    semantics of every elementwise op are op_eval_scalar's, ops.c);
  *  - max/min (elementwise and reductions) and clamp propagate NaN; argmax /
  *    argmin return the first NaN's index, else the first extreme's;
  *  - empty reductions give the identity: sum 0, prod 1, max -inf, min +inf,

@@ -5,11 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const OpInfo op_info[OP_COUNT] = {
-#define OP(name, src, arity, cls, flags, cuda) {#name, src, arity, cls, flags, cuda},
-#include "ops.def"
-};
-
 IrFunc *ir_func_new(Arena *a, const char *name, Loc loc)
 {
     IrFunc *f = ARENA_NEW(a, IrFunc);

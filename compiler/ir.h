@@ -58,7 +58,7 @@ typedef struct OpInfo {
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 
-/* ---- what an elementwise op computes on one element (opeval.c) -----------
+/* ---- what an elementwise op computes on one element (ops.c) -----------
  * Shared by constant folding and the interpreter, so that they cannot
  * disagree.  dt is the node's dtype, in_dt its first operand's (a cast needs
  * it).  Integer nodes compute in int64 and wrap to dt; a float result is

@@ -5,7 +5,7 @@
  *     docs/language.md states them (float to integer truncates, NaN gives 0,
  *     out of range saturates; to bool is x != 0; f16/bf16 round to nearest
  *     even and overflow to inf);
- *   op_eval_scalar (opeval.c): every elementwise op of ops.def has a scalar
+ *   op_eval_scalar (ops.c): every elementwise op of ops.def has a scalar
  *     meaning, and constant folding (ir_optimize) gives, for every op on a
  *     grid of values and dtypes, exactly what the interpreter computes for
  *     the same node with the values passed as params. */

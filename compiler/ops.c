@@ -1,4 +1,5 @@
-/* opeval.c -- what every elementwise op of ops.def computes on one element.
+/* ops.c -- the operator table (op_info, from ops.def) and what every
+ * elementwise op computes on one element.
  *
  * Constant folding (ir.c) and the reference interpreter (interp.c) both call
  * op_eval_scalar, so a folded constant is the value the interpreter computes
@@ -17,6 +18,11 @@
  */
 #include "ir.h"
 #include <math.h>
+
+const OpInfo op_info[OP_COUNT] = {
+#define OP(name, src, arity, cls, flags, cuda) {#name, src, arity, cls, flags, cuda},
+#include "ops.def"
+};
 
 /* Two's-complement wrap of an exact integer result to dtype t. */
 static int64_t wrap_to(uint64_t u, DType t)
