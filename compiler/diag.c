@@ -127,42 +127,6 @@ int diag_warning_count(void) { return nwarnings; }
 static const char *col_on(const char *c) { return color ? c : ""; }
 static const char *col_off(void) { return color ? "\033[0m" : ""; }
 
-static void json_str(Buf *b, const char *s)
-{
-    buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            buf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            buf_puts(b, "\\n");
-        else if (c == '\t')
-            buf_puts(b, "\\t");
-        else if (c < 0x20 || c >= 0x7f)
-            buf_printf(b, "\\u%04x", c);
-        else
-            buf_putc(b, (char)c);
-    }
-    buf_putc(b, '"');
-}
-
-/* Length of the valid UTF-8 sequence (2-4 bytes) at s, or 0. */
-static size_t utf8_len(const char *s, size_t avail)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
-    if (n == 0 || n > avail)
-        return 0;
-    for (size_t k = 1; k < n; k++)
-        if ((u[k] & 0xC0) != 0x80)
-            return 0;
-    if (n == 3 && ((u[0] == 0xE0 && u[1] < 0xA0) || (u[0] == 0xED && u[1] >= 0xA0)))
-        return 0; /* overlong, or a surrogate */
-    if (n == 4 && ((u[0] == 0xF0 && u[1] < 0x90) || (u[0] == 0xF4 && u[1] >= 0x90)))
-        return 0; /* overlong, or beyond U+10FFFF */
-    return n;
-}
-
 /* The source line of loc, with a caret under its first byte and tildes
  * under the rest of the span on that line. Non-printable bytes are shown
  * as '?' so a garbage file cannot corrupt the terminal. */
@@ -184,7 +148,7 @@ static void print_snippet(Loc loc)
     fputs("    ", stderr);
     for (size_t i = ls; i < le;) {
         unsigned char c = (unsigned char)t[i];
-        size_t clen = utf8_len(t + i, le - i);
+        size_t clen = utf8_seq_len(t + i, le - i);
         if (c >= 0x80 && clen > 0) { /* a whole, valid UTF-8 character */
             fwrite(t + i, 1, clen, stderr);
             i += clen;
@@ -223,7 +187,7 @@ static void json_loc(Loc loc)
     diag_line_col(loc.file, loc.begin, &l, &c);
     diag_line_col(loc.file, loc.end, &el, &ec);
     buf_puts(&json, "\"file\":");
-    json_str(&json, files[loc.file].path);
+    buf_put_json_string(&json, files[loc.file].path);
     buf_printf(&json, ",\"line\":%d,\"column\":%d,\"end_line\":%d,\"end_column\":%d", l, c, el,
                ec);
 }
@@ -248,11 +212,11 @@ static void emit(const char *sev, const char *sevcol, Loc loc, const char *suffi
         json_items++;
         json_notes = 0;
         buf_puts(&json, "\"severity\":");
-        json_str(&json, sev);
+        buf_put_json_string(&json, sev);
         buf_putc(&json, ',');
         json_loc(loc);
         buf_puts(&json, ",\"message\":");
-        json_str(&json, msg);
+        buf_put_json_string(&json, msg);
         buf_puts(&json, ",\"notes\":[");
         return;
     }
@@ -321,7 +285,7 @@ void diag_note(Loc loc, const char *fmt, ...)
         buf_puts(&json, json_notes++ ? ",{" : "{");
         json_loc(loc);
         buf_puts(&json, ",\"message\":");
-        json_str(&json, msg);
+        buf_put_json_string(&json, msg);
         buf_putc(&json, '}');
         return;
     }

@@ -197,7 +197,10 @@ int fuse_estimate_registers(const IrFunc *f, const Kernel *k);
  * boundary, so a split (or --no-fusion) gives the fused kernel's results. */
 DType fuse_mem_dtype(const IrFunc *f, const IrNode *n);
 
-/* Reports (main.c calls these for --emit=plan|fusion|dot). */
+/* "loop", "reduce" or "row": the suffix of kernel names, the word in reports. */
+const char *fuse_kind_name(KernelKind k);
+
+/* Reports (report.c; main.c calls these for --emit=plan|fusion|dot). */
 void fuse_print_json(FILE *out, Plan **plans, int nplans);
 void fuse_print_text(FILE *out, Plan **plans, int nplans);
 void fuse_print_dot(FILE *out, Plan **plans, int nplans);

@@ -13,7 +13,8 @@
  * leaves float-to-int conversion undefined.  Integer arithmetic itself
  * wraps (see interp.c); that is not done here.  bool is v != 0 (NaN is
  * true, as in NumPy). */
-#include "interp.h"
+#include "dtype.h"
+#include "util.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

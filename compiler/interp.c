@@ -21,7 +21,8 @@
  *    two's complement; division truncates toward zero and % is C's
  *    remainder; a zero divisor is a run-time error, not a crash;
  *  - float-to-integer casts truncate, NaN gives 0, out of range saturates
- *    (round_to_dtype, half.c); integer-to-integer casts wrap;
+ *    (round_to_dtype, half.c); integer-to-integer casts wrap (the scalar
+ *    semantics of every elementwise op are op_eval_scalar's, ops.c);
  *  - max/min (elementwise and reductions) and clamp propagate NaN; argmax /
  *    argmin return the first NaN's index, else the first extreme's;
  *  - empty reductions give the identity: sum 0, prod 1, max -inf, min +inf,
@@ -267,124 +268,6 @@ static double wrap_int(uint64_t u, DType t)
     }
 }
 
-static double nan_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a > b ? a : b); }
-static double nan_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a < b ? a : b); }
-
-static uint64_t ipow(int64_t a, int64_t b)
-{
-    if (b < 0) /* the truncated value of 1 / a^|b| */
-        return a == 1 ? 1 : a == -1 ? (b % 2 ? (uint64_t)-1 : 1) : 0;
-    uint64_t base = (uint64_t)a, acc = 1;
-    while (b) {
-        if (b & 1)
-            acc *= base;
-        base *= base;
-        b >>= 1;
-    }
-    return acc;
-}
-
-/* Integer node: exact int64 arithmetic with wrap.  Returns 0 when the op
- * is not an integer op (then the float path runs); *divzero on x/0, x%0. */
-static int eval_int(OpKind op, DType dt, const double *a, double *out, int *divzero)
-{
-    int64_t x = as_i64(a[0]), y = 0, z = 0;
-    if (op_info[op].arity >= 2)
-        y = as_i64(a[1]);
-    if (op_info[op].arity >= 3)
-        z = as_i64(a[2]);
-    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    switch (op) {
-    case OP_ADD: *out = wrap_int(ux + uy, dt); return 1;
-    case OP_SUB: *out = wrap_int(ux - uy, dt); return 1;
-    case OP_MUL: *out = wrap_int(ux * uy, dt); return 1;
-    case OP_NEG: *out = wrap_int(0 - ux, dt); return 1;
-    case OP_ABS: *out = wrap_int(x < 0 ? 0 - ux : ux, dt); return 1;
-    case OP_SQUARE: *out = wrap_int(ux * ux, dt); return 1;
-    case OP_FMA: *out = wrap_int(ux * uy + (uint64_t)z, dt); return 1;
-    case OP_POW: *out = wrap_int(ipow(x, y), dt); return 1;
-    case OP_DIV:
-    case OP_MOD:
-        if (y == 0) {
-            *divzero = 1;
-            *out = 0;
-            return 1;
-        }
-        if (y == -1) /* INT64_MIN / -1 overflows in C: wrap by hand */
-            *out = op == OP_DIV ? wrap_int(0 - ux, dt) : 0.0;
-        else
-            *out = wrap_int((uint64_t)(op == OP_DIV ? x / y : x % y), dt);
-        return 1;
-    default: return 0;
-    }
-}
-
-static double gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
-static double gelu_tanh(double x)
-{
-    return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
-}
-
-/* One element of an elementwise node, before rounding to its dtype. */
-static double eval_float(OpKind op, const double *a)
-{
-    double x = a[0], y = a[1], z = a[2];
-    switch (op) {
-    case OP_ABS: return fabs(x);
-    case OP_NEG: return -x;
-    case OP_NOT: return x == 0;
-    case OP_EXP: return exp(x);
-    case OP_EXP2: return exp2(x);
-    case OP_LOG: return log(x);
-    case OP_LOG2: return log2(x);
-    case OP_LOG1P: return log1p(x);
-    case OP_EXPM1: return expm1(x);
-    case OP_SQRT: return sqrt(x);
-    case OP_RSQRT: return 1.0 / sqrt(x);
-    case OP_CBRT: return cbrt(x);
-    case OP_SIN: return sin(x);
-    case OP_COS: return cos(x);
-    case OP_TAN: return tan(x);
-    case OP_TANH: return tanh(x);
-    case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case OP_RELU: return isnan(x) ? x : (x > 0 ? x : 0.0); /* torch: relu(NaN) = NaN */
-    case OP_GELU: return gelu(x);
-    case OP_GELU_TANH: return gelu_tanh(x);
-    case OP_SILU: return x / (1.0 + exp(-x));
-    case OP_ERF: return erf(x);
-    case OP_FLOOR: return floor(x);
-    case OP_CEIL: return ceil(x);
-    case OP_ROUND: return rint(x); /* half to even in the default rounding mode */
-    case OP_TRUNC: return trunc(x);
-    case OP_SIGN: return isnan(x) ? x : (double)((x > 0) - (x < 0));
-    case OP_RECIP: return 1.0 / x;
-    case OP_SQUARE: return x * x;
-    case OP_ISNAN: return isnan(x) != 0;
-    case OP_ISINF: return isinf(x) != 0;
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_MOD: return fmod(x, y);
-    case OP_POW: return pow(x, y);
-    case OP_MIN2: return nan_min(x, y);
-    case OP_MAX2: return nan_max(x, y);
-    case OP_ATAN2: return atan2(x, y);
-    case OP_EQ: return x == y;
-    case OP_NE: return x != y;
-    case OP_LT: return x < y;
-    case OP_LE: return x <= y;
-    case OP_GT: return x > y;
-    case OP_GE: return x >= y;
-    case OP_AND: return x != 0 && y != 0;
-    case OP_OR: return x != 0 || y != 0;
-    case OP_FMA: return fma(x, y, z);
-    case OP_CLAMP: return nan_min(nan_max(x, y), z);
-    case OP_WHERE: return x != 0 ? y : z;
-    default: unreachable();
-    }
-}
-
 static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
 {
     int64_t dims[IR_MAX_RANK];
@@ -420,8 +303,6 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
     }
     const OpKind op = n->op;
     const DType dt = n->dtype;
-    const int int_node = dtype_is_int(dt) && op != OP_CAST;
-    const int cast_wrap = op == OP_CAST && dtype_is_int(dt) && !dtype_is_float(idt);
     /* flat: each operand either has the output's layout or is one value
      * (the common case), so its offset is i or 0 and the odometer idles */
     int64_t os[IR_MAX_RANK], fs[3] = {0, 0, 0};
@@ -453,10 +334,11 @@ static int eval_elementwise(Run *r, const IrNode *n, Tensor *out)
         int divzero = 0;
         if (op == OP_CONST) {
             v = dtype_is_int(dt) ? (double)n->ival : n->cval;
-        } else if (op == OP_CAST) {
-            v = cast_wrap ? wrap_int((uint64_t)as_i64(a[0]), dt) : a[0];
-        } else if (!(int_node && eval_int(op, dt, a, &v, &divzero))) {
-            v = eval_float(op, a);
+        } else {
+            OpEvalStatus st = op_eval_scalar(op, dt, idt, a, &v);
+            if (st == OPEVAL_NONE)
+                ICE("an elementwise op without a scalar meaning");
+            divzero = st == OPEVAL_DIVZERO;
         }
         if (divzero) {
             char loc[300];
@@ -599,8 +481,8 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
                     else
                         A->v *= v;
                     break;
-                case OP_RMAX: case OP_LOGSUMEXP: A->v = nan_max(A->v, v); break;
-                case OP_RMIN: A->v = nan_min(A->v, v); break;
+                case OP_RMAX: case OP_LOGSUMEXP: A->v = op_max_nan(A->v, v); break;
+                case OP_RMIN: A->v = op_min_nan(A->v, v); break;
                 case OP_ANY: if (v != 0) A->v = 1; break;
                 case OP_ALL: if (v == 0) A->v = 0; break;
                 case OP_ARGMAX: case OP_ARGMIN:

@@ -27,16 +27,6 @@ int tensor_alloc(Tensor *t, DType dt, int rank, const int64_t *dims); /* 0 on OO
  * product overflows int64 or a dim is negative.  Allocates nothing. */
 int tensor_strides(int rank, const int64_t *dims, int64_t *strides, int64_t *numel);
 
-/* Rounding to a dtype's set of values. */
-double round_to_dtype(double v, DType t);
-/* An i64 value of the interpreter as an int64: saturates, and 2^63 (the
- * double that stands for INT64_MAX) gives INT64_MAX. */
-int64_t double_to_i64(double v);
-uint16_t f16_bits_from_double(double v);
-double f16_bits_to_double(uint16_t h);
-uint16_t bf16_bits_from_double(double v);
-double bf16_bits_to_double(uint16_t h);
-
 /* Run f: inputs[i] for f->params[i] (scalar params: rank 0 tensors).
  * Binds symbolic dims from the input shapes and checks them.  On success
  * fills outputs[0..nresults) (caller frees) and returns 1; otherwise writes

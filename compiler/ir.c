@@ -5,11 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const OpInfo op_info[OP_COUNT] = {
-#define OP(name, src, arity, cls, flags, cuda) {#name, src, arity, cls, flags, cuda},
-#include "ops.def"
-};
-
 IrFunc *ir_func_new(Arena *a, const char *name, Loc loc)
 {
     IrFunc *f = ARENA_NEW(a, IrFunc);
@@ -159,40 +154,6 @@ void ir_renumber(IrFunc *f)
         f->nodes[i]->id = i;
 }
 
-/* ---- constants ------------------------------------------------------------ */
-
-/* Round v to the nearest value of a binary float format with mbits
- * fraction bits, smallest normal exponent emin and largest finite value
- * max (ties to even, overflow to infinity): the same rounding a cast to
- * that format does on the device. */
-static double round_bits(double v, int mbits, int emin, double max)
-{
-    if (v == 0 || !isfinite(v))
-        return v;
-    int e;
-    frexp(v, &e); /* |v| = m * 2^e, m in [0.5, 1): the leading bit is 2^(e-1) */
-    int lead = e - 1 < emin ? emin : e - 1;
-    double q = ldexp(1.0, lead - mbits);
-    double r = nearbyint(v / q) * q;
-    if (fabs(r) > max)
-        return v < 0 ? -INFINITY : INFINITY;
-    return r;
-}
-
-double ir_round_to_dtype(DType t, double v)
-{
-    switch (t) {
-    case DT_BOOL: return v != 0;
-    case DT_I32:
-    case DT_I64: return trunc(v);
-    case DT_F16: return round_bits(v, 10, -14, 65504.0);
-    case DT_BF16: return round_bits(v, 7, -126, 3.3895313892515355e38);
-    case DT_F32: return (double)(float)v;
-    case DT_F64: return v;
-    default: unreachable();
-    }
-}
-
 /* ---- printing --------------------------------------------------------------
  * One line per node, operands as %id, then the op's attributes, then the
  * result type after ':'.  The value name from the source, when there is
@@ -205,7 +166,7 @@ static void print_float(Buf *b, DType t, double v)
     char tmp[64];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (ir_round_to_dtype(t, strtod(tmp, NULL)) == v)
+        if (round_to_dtype(strtod(tmp, NULL), t) == v)
             break;
     }
     buf_puts(b, tmp);
@@ -354,100 +315,42 @@ void ir_print_module(FILE *out, const IrModule *m)
  *   dce:  nodes that no result depends on are dropped, except parameters
  *         (the host signature must not change). */
 
-static int64_t wrap_int(DType t, int64_t v)
-{
-    return t == DT_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
-}
-
-/* Evaluate op on constant operands; 0 if it cannot be folded (integer
- * division by zero, an op without a scalar meaning). */
+/* Evaluate op on constant operands with op_eval_scalar, the interpreter's
+ * semantics, and round to the node's dtype as a constant is; 0 if it cannot
+ * be folded (integer division by zero: left to run time, which reports it;
+ * an op without a scalar meaning).  Integer operands are taken from ival,
+ * exact beyond 2^53. */
 static int fold_value(const IrNode *n, double *out_f, int64_t *out_i)
 {
-    const IrNode *a = n->nin > 0 ? n->in[0].node : NULL;
-    const IrNode *b = n->nin > 1 ? n->in[1].node : NULL;
-    const IrNode *c = n->nin > 2 ? n->in[2].node : NULL;
-    double x = a ? a->cval : 0, y = b ? b->cval : 0, z = c ? c->cval : 0;
-    /* integer arithmetic when the operands are integers (C semantics) */
-    DType odt = a ? a->dtype : n->dtype;
-    int ints = !dtype_is_float(odt) && (!b || !dtype_is_float(b->dtype));
-    int64_t i = a ? a->ival : 0, j = b ? b->ival : 0;
-    double r;
-    switch (n->op) {
-    case OP_CAST:
-        r = x;
-        break;
-    case OP_ABS: r = fabs(x); break;
-    case OP_NEG: r = -x; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)(0 - (uint64_t)i)); *out_f = (double)*out_i; return 1; } break;
-    case OP_NOT: r = x == 0; break;
-    case OP_EXP: r = exp(x); break;
-    case OP_EXP2: r = exp2(x); break;
-    case OP_LOG: r = log(x); break;
-    case OP_LOG2: r = log2(x); break;
-    case OP_LOG1P: r = log1p(x); break;
-    case OP_EXPM1: r = expm1(x); break;
-    case OP_SQRT: r = sqrt(x); break;
-    case OP_RSQRT: r = 1 / sqrt(x); break;
-    case OP_CBRT: r = cbrt(x); break;
-    case OP_SIN: r = sin(x); break;
-    case OP_COS: r = cos(x); break;
-    case OP_TAN: r = tan(x); break;
-    case OP_TANH: r = tanh(x); break;
-    case OP_SIGMOID: r = 1 / (1 + exp(-x)); break;
-    case OP_RELU: r = x > 0 ? x : 0; break;
-    case OP_GELU: r = 0.5 * x * (1 + erf(x * 0.70710678118654752)); break;
-    case OP_GELU_TANH: r = 0.5 * x * (1 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x))); break;
-    case OP_SILU: r = x / (1 + exp(-x)); break;
-    case OP_ERF: r = erf(x); break;
-    case OP_FLOOR: r = floor(x); break;
-    case OP_CEIL: r = ceil(x); break;
-    case OP_ROUND: r = nearbyint(x); break;
-    case OP_TRUNC: r = trunc(x); break;
-    case OP_SIGN: r = (x > 0) - (x < 0); break;
-    case OP_RECIP: r = 1 / x; break;
-    case OP_SQUARE: r = x * x; break;
-    case OP_ISNAN: r = isnan(x); break;
-    case OP_ISINF: r = isinf(x); break;
-    case OP_ADD: r = x + y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i + (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
-    case OP_SUB: r = x - y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i - (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
-    case OP_MUL: r = x * y; if (ints) { *out_i = wrap_int(n->dtype, (int64_t)((uint64_t)i * (uint64_t)j)); *out_f = (double)*out_i; return 1; } break;
-    case OP_DIV:
-    case OP_MOD:
-        if (ints) {
-            if (j == 0 || (i == INT64_MIN && j == -1))
-                return 0;
-            *out_i = wrap_int(n->dtype, n->op == OP_DIV ? i / j : i % j);
-            *out_f = (double)*out_i;
+    double args[3] = {0, 0, 0};
+    int64_t iargs[3] = {0, 0, 0};
+    int int_args = 1;
+    for (int k = 0; k < n->nin && k < 3; k++) {
+        args[k] = n->in[k].node->cval;
+        iargs[k] = n->in[k].node->ival;
+        int_args &= !dtype_is_float(n->in[k].node->dtype);
+    }
+    if (dtype_is_int(n->dtype) && int_args) {
+        int64_t r;
+        OpEvalStatus st = op_eval_int(n->op, n->dtype, iargs, &r);
+        if (st == OPEVAL_DIVZERO)
+            return 0;
+        if (st == OPEVAL_OK) {
+            *out_i = r;
+            *out_f = (double)r;
             return 1;
         }
-        r = n->op == OP_DIV ? x / y : fmod(x, y);
-        break;
-    case OP_POW: r = pow(x, y); break;
-    case OP_MIN2: r = isnan(x) || isnan(y) ? NAN : (x < y ? x : y); break;
-    case OP_MAX2: r = isnan(x) || isnan(y) ? NAN : (x > y ? x : y); break;
-    case OP_ATAN2: r = atan2(x, y); break;
-    case OP_EQ: r = x == y; break;
-    case OP_NE: r = x != y; break;
-    case OP_LT: r = x < y; break;
-    case OP_LE: r = x <= y; break;
-    case OP_GT: r = x > y; break;
-    case OP_GE: r = x >= y; break;
-    case OP_AND: r = x != 0 && y != 0; break;
-    case OP_OR: r = x != 0 || y != 0; break;
-    case OP_FMA: r = fma(x, y, z); break;
-    case OP_CLAMP: r = x < y ? y : x > z ? z : x; break;
-    case OP_WHERE: r = x != 0 ? y : z; break;
-    default: return 0;
     }
+    DType in_dt = n->nin > 0 ? n->in[0].node->dtype : n->dtype;
+    double r;
+    if (op_eval_scalar(n->op, n->dtype, in_dt, args, &r) != OPEVAL_OK)
+        return 0;
+    r = round_to_dtype(r, n->dtype);
     if (dtype_is_float(n->dtype)) {
-        *out_f = ir_round_to_dtype(n->dtype, r);
+        *out_f = r;
         *out_i = 0;
-    } else if (n->dtype == DT_BOOL) {
-        *out_i = r != 0;
-        *out_f = (double)*out_i;
     } else {
-        if (isnan(r) || fabs(r) >= 9.2e18)
-            return 0; /* undefined in C: leave it to run time */
-        *out_i = wrap_int(n->dtype, (int64_t)r);
+        *out_i = double_to_i64(r);
         *out_f = (double)*out_i;
     }
     return 1;
@@ -469,8 +372,6 @@ static void fold_constants(IrFunc *f)
         int64_t iv;
         if (!all || !fold_value(n, &fv, &iv))
             continue;
-        if (n->op == OP_CAST && dtype_is_int(n->dtype) && dtype_is_int(n->in[0].node->dtype))
-            iv = wrap_int(n->dtype, n->in[0].node->ival), fv = (double)iv;
         n->op = OP_CONST;
         n->nin = 0;
         n->cval = fv;

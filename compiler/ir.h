@@ -58,6 +58,26 @@ typedef struct OpInfo {
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
 
+/* ---- what an elementwise op computes on one element (ops.c) -----------
+ * Shared by constant folding and the interpreter, so that they cannot
+ * disagree.  dt is the node's dtype, in_dt its first operand's (a cast needs
+ * it).  Integer nodes compute in int64 and wrap to dt; a float result is
+ * float64 and not rounded: the caller rounds with round_to_dtype where the
+ * language rounds. */
+typedef enum {
+    OPEVAL_OK,
+    OPEVAL_DIVZERO, /* integer / or % by zero */
+    OPEVAL_NONE,    /* no scalar meaning: a leaf, view or reduction */
+} OpEvalStatus;
+OpEvalStatus op_eval_scalar(OpKind op, DType dt, DType in_dt, const double *args, double *out);
+/* The integer arithmetic of an i32/i64 node on exact int64 operands (and a
+ * cast between integers); OPEVAL_NONE for an op that has none (its value
+ * is op_eval_scalar's). */
+OpEvalStatus op_eval_int(OpKind op, DType dt, const int64_t *args, int64_t *out);
+/* max and min that propagate NaN (elementwise, clamp and reductions). */
+double op_max_nan(double a, double b);
+double op_min_nan(double a, double b);
+
 /* One dimension: static size, symbolic, or a symbol made static by -D. */
 typedef struct IrDim {
     int64_t size; /* >= 0 static size; -1 symbolic (known at call time) */
@@ -161,11 +181,6 @@ void ir_shape_str(const IrFunc *f, const IrShape *s, Buf *out); /* "[N, 1024]" *
 void ir_type_str(const IrFunc *f, DType dt, const IrShape *s, Buf *out); /* "f32[N, 1024]", "f32" */
 int ir_shape_is_static(const IrShape *s);
 int64_t ir_shape_static_numel(const IrShape *s); /* -1 if any dim symbolic */
-
-/* v rounded to the nearest value of dtype t as the device stores it (f16,
- * bf16, f32 round to nearest even and overflow to inf; ints truncate;
- * bool is v != 0).  Used by sema and constant folding. */
-double ir_round_to_dtype(DType t, double v);
 
 /* Passes */
 void ir_count_uses(IrFunc *f);

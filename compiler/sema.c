@@ -505,7 +505,7 @@ static IrNode *lit_const(Sema *S, Val v, DType t, int explicit)
     }
     IrNode *n = ir_node_new(S->f, OP_CONST, t, &scalar_shape, v.loc);
     if (dtype_is_float(t)) {
-        double r = ir_round_to_dtype(t, x);
+        double r = round_to_dtype(x, t);
         if (isinf(r) && !isinf(x)) {
             diag_error(v.loc, "%s is out of range for %s (largest finite value %g)", lit_str(S, v),
                        dtype_name(t), t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38);

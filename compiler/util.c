@@ -1,4 +1,4 @@
-/* util.c -- internal-error reporting and the byte buffer. */
+/* util.c -- internal-error reporting, the byte buffer and its JSON strings. */
 #include "util.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,4 +63,49 @@ void buf_free(Buf *b)
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+}
+
+size_t utf8_seq_len(const char *s, size_t avail)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
+    if (n == 0 || n > avail)
+        return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((u[k] & 0xC0) != 0x80)
+            return 0;
+    if (n == 3 && ((u[0] == 0xE0 && u[1] < 0xA0) || (u[0] == 0xED && u[1] >= 0xA0)))
+        return 0; /* overlong, or a surrogate */
+    if (n == 4 && ((u[0] == 0xF0 && u[1] < 0x90) || (u[0] == 0xF4 && u[1] >= 0x90)))
+        return 0; /* overlong, or beyond U+10FFFF */
+    return n;
+}
+
+void buf_put_json_string(Buf *b, const char *s)
+{
+    buf_putc(b, '"');
+    size_t len = s ? strlen(s) : 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = c >= 0x80 ? utf8_seq_len(s + i, len - i) : 0;
+        if (n) {
+            buf_write(b, s + i, n);
+            i += n;
+            continue;
+        }
+        if (c == '"' || c == '\\')
+            buf_printf(b, "\\%c", c);
+        else if (c == '\n')
+            buf_puts(b, "\\n");
+        else if (c == '\t')
+            buf_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f)
+            buf_printf(b, "\\u%04x", c);
+        else if (c >= 0x80)
+            buf_puts(b, "\\ufffd");
+        else
+            buf_putc(b, (char)c);
+        i++;
+    }
+    buf_putc(b, '"');
 }

@@ -21,6 +21,14 @@ void buf_write(Buf *b, const char *s, size_t n);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_free(Buf *b);
 
+/* s as a JSON string, quotes included: the one JSON string writer (the
+ * plan reports and JSON diagnostics).  '"', '\\', \n and \t are escaped,
+ * other control bytes become \u00XX, whole valid UTF-8 characters are kept
+ * and any other byte becomes U+FFFD, so the output is always valid JSON. */
+void buf_put_json_string(Buf *b, const char *s);
+/* Length of the valid UTF-8 sequence of 2 to 4 bytes at s, or 0. */
+size_t utf8_seq_len(const char *s, size_t avail);
+
 /* Exit codes (documented in docs/cli.md). */
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
 

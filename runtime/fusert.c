@@ -1,7 +1,7 @@
-/* fusert.c -- statuses and messages, lazy module loading, launch, scratch
- * memory and the CUDA-graph helper.
+/* fusert.c -- lazy module loading, launch, scratch memory and the
+ * CUDA-graph helper (statuses and the last error: fusert_status.c).
  *
- * State: the last error is thread-local; modules live in the
+ * State: modules live in the
  * fusert_program objects generated code owns: one slot per device ordinal
  * for a whole module, or in per-kernel mode one per device and kernel,
  * each filled once under the program's spin lock and published with a
@@ -18,36 +18,11 @@
 #include "fusert_internal.h"
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ---- statuses and the last error -------------------------------------- */
-
-#define ERROR_CAP 16384 /* NVRTC logs can be long; they are cut to fit */
-static _Thread_local char last_error[ERROR_CAP];
-
-const char *fusert_last_error(void) { return last_error; }
-
-void fusert_clear_error(void) { last_error[0] = 0; }
-
-fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
-{
-    if (!fmt || !*fmt) {
-        snprintf(last_error, sizeof last_error, "%s", fusert__status_text(s));
-        return s;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    if (n >= (int)sizeof last_error)
-        memcpy(last_error + sizeof last_error - 16, "... (truncated)", 16);
-    return s;
-}
 
 /* ---- programs: lazy compile + load per device ----------------------------- */
 

@@ -61,8 +61,6 @@ fusert_status fusert__current_device(const fusert_driver *d, int *ordinal);
 fusert_status fusert__driver_device(const fusert_driver **d, int *ordinal);
 /* Record a failed driver call: "<what>: CUDA_ERROR_X (text)". */
 fusert_status fusert__cuda_error(fusert_status s, CUresult r, const char *what);
-/* fusert_status.c: the default sentence of a status (no message given). */
-const char *fusert__status_text(fusert_status s);
 /* The compute capability of the current device (device 0 when no context
  * is current); without a usable device, from $FUSERT_ARCH ("sm_90") or 9.0. */
 void fusert__target_arch(int *major, int *minor);

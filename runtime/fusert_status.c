@@ -1,12 +1,16 @@
-/* fusert_status.c -- the statuses: fusert_status_name() and a default
- * sentence for each.  Its own file, with no CUDA in it, so that the test
- * stand-ins for libfusert (tests/codegen/Inputs/fake_fusert.c,
- * tests/emu/driver/cudart_emu.c) compile the one table instead of copying it. */
+/* fusert_status.c -- the statuses and the error state: fusert_status_name(),
+ * a default sentence for each status, and the calling thread's last error
+ * message (fusert_set_error, fusert_last_error, fusert_clear_error).  Every
+ * other file of the runtime reports through it and it calls none of them,
+ * so the runtime's files depend on each other without a cycle.  It has no
+ * CUDA in it, so that the test stand-ins for libfusert
+ * (tests/codegen/Inputs/fake_fusert.c, tests/emu/driver/cudart_emu.c)
+ * compile the one table and error state instead of copying them. */
 #include "fusert.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
-/* Also in fusert_internal.h, which needs cuda.h; the stand-ins build this
- * file without the toolkit's headers. */
-const char *fusert__status_text(fusert_status s);
 
 #define STATUS_LIST(X)                                                         \
     X(FUSERT_SUCCESS, "success")                                               \
@@ -33,8 +37,8 @@ const char *fusert_status_name(fusert_status s)
 }
 
 /* A default sentence per status, used when a failure has no message yet
- * (fusert_set_error); internal to the library (fusert.map). */
-const char *fusert__status_text(fusert_status s)
+ * (fusert_set_error). */
+static const char *status_text(fusert_status s)
 {
     switch (s) {
 #define TEXT(code, text)                                                       \
@@ -43,4 +47,28 @@ const char *fusert__status_text(fusert_status s)
 #undef TEXT
     }
     return "unknown status";
+}
+
+/* ---- the last error ------------------------------------------------------ */
+
+#define ERROR_CAP 16384 /* NVRTC logs can be long; they are cut to fit */
+static _Thread_local char last_error[ERROR_CAP];
+
+const char *fusert_last_error(void) { return last_error; }
+
+void fusert_clear_error(void) { last_error[0] = 0; }
+
+fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
+{
+    if (!fmt || !*fmt) {
+        snprintf(last_error, sizeof last_error, "%s", status_text(s));
+        return s;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof last_error)
+        memcpy(last_error + sizeof last_error - 16, "... (truncated)", 16);
+    return s;
 }

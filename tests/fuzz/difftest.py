@@ -12,12 +12,11 @@ random dims (odd sizes, ones and zeros included) and random inputs, compares:
     reductions combined with atomics, not bitwise reproducible, held to the
     same tolerances);
   * the fused CUDA target against the `--no-fusion` one and the NVRTC one.
-Every output buffer is poisoned with NaN first.  Tolerances (by the
-loosest of the result's dtype and the fn's float params' dtypes, on |got - want| <= rtol * |want| + atol * scale, scale = the largest
-finite |want| of that result):
-    f64 1e-9, f32 2e-4, f16 2e-2, bf16 8e-2  (rtol = atol)
-They are looser than fuse-run's because a random fn chains up to a dozen
-ops, and while a fused kernel keeps f32 between ops like the interpreter's
+Every output buffer is poisoned with NaN first.  Tolerances
+(tools/fusec_tolerance.py, CHAIN: by the loosest of the result's dtype and the
+fn's float params' dtypes, on |got - want| <= tol * |want| + tol * scale,
+scale = the largest finite |want| of that result) are looser than
+fuse-run's because a random fn chains up to a dozen ops, and while a fused kernel keeps f32 between ops like the interpreter's
 float64, the --no-fusion build stores every f16/bf16 intermediate in its dtype
 (LANGUAGE.md: f16/bf16 "stored as such and computed in f32").  NaN must meet NaN and inf the same inf.
 Prints one line per mismatch and a closing "N passed, N failed" line.
@@ -40,7 +39,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOL = {"f64": 1e-9, "f32": 2e-4, "f16": 2e-2, "bf16": 8e-2}
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import fusec_tolerance  # noqa: E402  (the tolerances: CHAIN and narrowest)
 TORCH_DT = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
             "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
 NP_DT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
@@ -102,9 +102,7 @@ def loosest(fn, dt):
     """A result is only as precise as the least precise float it is computed
     from: judge it by the loosest tolerance among the fn's float params, the
     float dtypes its body names (casts) and its own dtype."""
-    cands = [dt] + [p["dtype"] for p in fn["params"]] + fn.get("body_dtypes", [])
-    cands = [c for c in cands if c in TOL]
-    return max(cands, key=lambda c: TOL[c]) if cands else dt
+    return fusec_tolerance.narrowest(dt, [p["dtype"] for p in fn["params"]] + fn.get("body_dtypes", []))
 
 
 def compare(got, want, dt, tol_dt=None):
@@ -114,7 +112,7 @@ def compare(got, want, dt, tol_dt=None):
     if dt in ("i32", "i64", "bool"):
         bad = np.nonzero(g != w)[0]
     else:
-        tol = TOL[tol_dt or dt]
+        tol = fusec_tolerance.CHAIN[tol_dt or dt]
         fin = np.isfinite(w)
         # at least 1e-2, as emu_difftest: an exact 0 from cancellation
         # against 1e-16 is no failure

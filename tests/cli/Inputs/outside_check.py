@@ -51,9 +51,15 @@ for f in ["bin/fusec", "lib/cmake/fusec/fusecConfig.cmake",
     print("installed:", f)
 runtime = os.path.exists(os.path.join(prefix, "include/fusert.h"))
 if runtime:
-    for f in ["lib/pkgconfig/fusert.pc", "lib/libfusert.a", "lib/libfusert.so"]:
+    for f in ["lib/pkgconfig/fusert.pc", "lib/libfusert.a", "lib/libfusert.so", "bin/fuse-run",
+              "share/fusec/fusec_tolerance.py"]:
         if not os.path.exists(os.path.join(prefix, f)):
             fail("runtime installed without " + f)
+    # the installed fuse-run finds the tolerance module it imports
+    p = subprocess.run([sys.executable, os.path.join(prefix, "bin/fuse-run"), "--help"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        fail("installed fuse-run --help", p.stdout)
     if shutil.which("pkg-config"):
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib/pkgconfig"))
         p = subprocess.run(["pkg-config", "--cflags", "--libs", "fusert"], env=env,

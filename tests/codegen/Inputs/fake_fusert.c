@@ -3,26 +3,13 @@
  * memory, and prints one line per call so a test can FileCheck the order
  * of allocations, zero-fills, launches and frees.  Device pointers are only
  * passed around by the host code, never dereferenced, so host memory does.
- * fusert_status_name comes from runtime/fusert_status.c, built beside it. */
+ * fusert_status_name and the error state (fusert_set_error,
+ * fusert_last_error) come from runtime/fusert_status.c, built beside it. */
 #include "fusert.h"
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char last_message[1024];
-
-const char *fusert_last_error(void) { return last_message; }
-void fusert_clear_error(void) { last_message[0] = 0; }
-
-fusert_status fusert_set_error(fusert_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 fusert_status fusert_program_kernel(fusert_program *p, int index, void **fn)
 {
