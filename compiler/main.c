@@ -4,7 +4,7 @@
  *             |         |             |
  *          --emit=ast --emit=ir    --emit=plan|fusion|dot     --emit=eval (interpreter)
  *
- * Only this file exits.  Every output is written to a temporary file in the
+ * Only this file and util.c (fatal errors, exit 70) exit.  Every output is written to a temporary file in the
  * destination folder and renamed into place once the whole compilation has
  * succeeded, so an error never leaves a partial or stale-but-modified file;
  * an output whose content would not change is not rewritten (no-op rebuilds
@@ -207,7 +207,7 @@ static void usage(FILE *out)
         "  --fast-math             allow fast approximate math in kernels\n"
         "  --atomic-reduce         combine full and split-column sum/mean/max/min with\n"
         "                          atomics (faster, not bitwise reproducible)\n"
-        "  --arch=sm_XX            architecture for --emit=ptx checks (default sm_90)\n"
+        "  --arch=sm_XX            accepted and ignored (the output does not depend on it)\n"
         "\n"
         "Reference interpreter (--emit=eval):\n"
         "  --fn NAME               the fn to run\n"
