@@ -198,11 +198,13 @@ def main():
     excludes = [re.compile(x) for x in a.exclude]
     names = tracked_files(root)
     chk = Checker(root, rules, names)
-    def under_root(p):  # PATH as given from here, else from the root
-        if not os.path.isabs(p) and not os.path.exists(p) or \
-                os.path.exists(os.path.join(root, p)) and not os.path.abspath(p).startswith(root):
-            p = os.path.join(root, p)
-        return os.path.normpath(os.path.relpath(os.path.abspath(p), root))
+    def under_root(p):
+        """PATH from the current folder when it lies under the root there,
+        else from the root (tests run the check from elsewhere)."""
+        here_p = os.path.abspath(p)
+        if not (os.path.exists(here_p) and (here_p + "/").startswith(root + "/")):
+            here_p = os.path.join(root, p)
+        return os.path.normpath(os.path.relpath(here_p, root))
     filters = [under_root(p) for p in a.paths]
 
     def selected(rel):

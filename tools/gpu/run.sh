@@ -6,8 +6,8 @@
 #
 # BUILD_DIR holds fusec and runtime/libfusert built on the development
 # machine.  When the GPU machine lacks lit or FileCheck, FUSEC_GPU_TOOLS names
-# a folder that carries them: bin/ (FileCheck), lib/ (its libraries) and
-# lit/lit.py.  The lit site config is rewritten for this checkout's location,
+# a folder that carries them (default: the checkout's .gpu folder): bin/
+# (FileCheck), lib/ (its libraries) and lit/lit.py.  The lit site config is rewritten for this checkout's location,
 # then tests/gpu runs.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
