@@ -22,7 +22,7 @@ const char *dtype_ctype(DType t);       /* C storage type: "float", "__half" is 
 int dtype_size(DType t);                /* bytes */
 int dtype_is_float(DType t);
 int dtype_is_int(DType t);              /* i32, i64 (not bool) */
-DType dtype_promote(DType a, DType b);  /* NumPy-like rules of LANGUAGE.md */
+DType dtype_promote(DType a, DType b);  /* NumPy-like rules of docs/language.md */
 int dtype_from_name(const char *s, DType *out); /* 1 if s names a dtype */
 
 /* ---- rounding a float64 value to a dtype (half.c) --------------------------

@@ -534,7 +534,7 @@ static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
     host_close(e, "}");
 }
 
-/* argmax/argmin over an empty axis has no answer (LANGUAGE.md; NumPy
+/* argmax/argmin over an empty axis has no answer (docs/language.md; NumPy
  * raises too, and the interpreter reports it): the entry refuses such dims
  * with a status instead of writing an index that means nothing. */
 static void emit_empty_arg_checks(Emitter *e, Arena *a, const FnInfo *fi)

@@ -1,7 +1,7 @@
 /* fusion.h -- the kernel plan: which IR nodes share a kernel, and why not.
  *
  * fuse_plan partitions the nodes of one IrFunc into kernels of three kinds
- * (DESIGN.md): loop, reduce, row-persistent.  Every decision is
+ * (docs/fusion.md): loop, reduce, row-persistent.  Every decision is
  * deterministic.  Each rejected merge is recorded with its reason so that
  * --emit=fusion can explain the plan.
  *

@@ -2,7 +2,7 @@
  *
  * Design: nodes are evaluated one at a time in IrFunc.nodes order (a
  * topological order), each into a whole host tensor of doubles.  As
- * LANGUAGE.md defines a fn's result ("evaluating the graph op by op in
+ * docs/language.md defines a fn's result ("evaluating the graph op by op in
  * float64 and rounding to the result dtype"), a float value is rounded only
  * where the program says so: at an explicit cast, at a constant (the IR
  * gives literals their dtype) and at the fn's results.  Float intermediates

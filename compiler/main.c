@@ -4,7 +4,7 @@
  *             |         |             |
  *          --emit=ast --emit=ir    --emit=plan|fusion|dot     --emit=eval (interpreter)
  *
- * Only this file exits.  Every output is written to a temporary file in the
+ * Only this file and util.c (fatal errors, exit 70) exit.  Every output is written to a temporary file in the
  * destination folder and renamed into place once the whole compilation has
  * succeeded, so an error never leaves a partial or stale-but-modified file;
  * an output whose content would not change is not rewritten (no-op rebuilds

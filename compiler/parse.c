@@ -10,7 +10,7 @@
  *   3. walks every expression tree with an explicit stack and rejects one
  *      deeper than PARSE_MAX_NEST, so sema, the printers and the emitters
  *      may recurse freely,
- *   4. rejects a file without any fn (LANGUAGE.md: a file holds one or more).
+ *   4. rejects a file without any fn (docs/language.md: a file holds one or more).
  * The scanner is destroyed on every path; everything else lives in the
  * arena.  The builders below do the small checks that a context-free
  * grammar cannot (a positional argument after a keyword, a dim that is not

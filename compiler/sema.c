@@ -8,7 +8,7 @@
  *
  * Values during the walk are `Val`s: an IR node, an error (already
  * reported; it silences follow-up errors), or a *weak literal* that has no
- * dtype yet.  Weak literals take the dtype of what they meet (LANGUAGE.md:
+ * dtype yet.  Weak literals take the dtype of what they meet (docs/language.md:
  * "x * 2 stays f16"); two literals fold at compile time and stay weak.
  * Only when a literal meets a typed value (or must be stored) does it
  * become an OP_CONST node, and that is where its range is checked.
@@ -18,7 +18,7 @@
  * promotion rules themselves.  Comparisons compute in the promoted dtype
  * and give bool; reductions get their accumulate dtype the same way.
  *
- * Dtype rules chosen where LANGUAGE.md leaves room (document, don't guess):
+ * Dtype rules chosen where docs/language.md leaves room (document, don't guess):
  *  - an int literal with a bool value gives i32 (i64 if it does not fit);
  *  - a float literal with an int or bool value gives f32 (torch's default
  *    dtype; NumPy 2 would give f64, which is slow on GPUs);
@@ -711,7 +711,7 @@ static IrNode *check_result(Sema *S, ResType *r, Val v)
     return v.n;
 }
 
-/* name = value.  LANGUAGE.md: "Names are single-assignment; reassigning
+/* name = value.  docs/language.md: "Names are single-assignment; reassigning
  * ... is an error"; a parameter cannot be assigned either.  A named
  * result is type-checked here, where its value is known. */
 static void bind(Sema *S, Frame *fr, const char *name, Loc loc, Val v)
@@ -877,7 +877,7 @@ static int is_arith(int op)
 
 /* Two weak literals: folded now, the result stays weak.  Integers follow
  * C (division truncates, by 0 is an error); overflow is an error. */
-/* LANGUAGE.md: "int / int is an integer division (C semantics) and an
+/* docs/language.md: "int / int is an integer division (C semantics) and an
  * error when the divisor is the literal 0". */
 static Val fold_literals(Sema *S, int op, Val a, Val b, Loc loc)
 {
@@ -1042,7 +1042,7 @@ static Val unary(Sema *S, int op, Val v, Loc loc)
 }
 
 /* ---- builtins ---------------------------------------------------------------------------
- * Every builtin of LANGUAGE.md: elementwise ops from ops.def (looked up by
+ * Every builtin of docs/language.md: elementwise ops from ops.def (looked up by
  * their source name), cast, unsqueeze, and the reductions. */
 
 static const char *const reduce_names[] = {"sum", "prod", "max", "min", "mean", "any", "all",
@@ -1392,7 +1392,7 @@ static Val builtin_elementwise(Sema *S, Frame *fr, const AstExpr *e, int op)
 }
 
 /* name(args...): a fn of this program, else a builtin. */
-/* LANGUAGE.md: "a name followed by ( is a builtin or a fn of this file or
+/* docs/language.md: "a name followed by ( is a builtin or a fn of this file or
  * its imports".  A fn of the program is looked up first (fn names that
  * clash with builtins were rejected when they were registered). */
 static Val call(Sema *S, Frame *fr, const AstExpr *e)

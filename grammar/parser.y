@@ -7,7 +7,7 @@
  *
  * Each action is one builder call (ast_* in compiler/parse.c); locations
  * are byte ranges (Loc) that the scanner fills and YYLLOC_DEFAULT spans.
- * Precedence, lowest first, as LANGUAGE.md states it:
+ * Precedence, lowest first, as docs/language.md states it:
  *   ||   &&   == !=   < <= > >=   + -   * / %   unary - !   ** (right)
  * so -x**2 is -(x**2) and 2**-x is allowed.
  *

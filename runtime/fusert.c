@@ -8,7 +8,7 @@
  * release store, so the common path is one or two acquire loads (a
  * kernel's slot is written once, never changed, so a reader that sees it
  * sees the finished module); multiprocessor counts are
- * cached per device in an atomic array.  Nothing else is global and
+ * cached per device in atomic arrays, zeroed scratch under zeroed_lock.  Nothing else is global and
  * mutable.  The atomics are the GCC/Clang __atomic builtins (the C11 memory
  * model) applied to the plain fields of the public struct, whose layout the
  * header fixes for C and C++ callers alike.

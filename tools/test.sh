@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh -- the whole test suite, as CI runs it (.ci/run is this script).
 #
-#   1. tools/install-deps.sh
+#   1. tools/install-deps.sh, then tools/check-docs.sh over the tracked text
 #   2. build/       normal build (-Werror when CI=true) + ctest -LE gpu
 #   3. build-asan/  ASan+UBSan build, -Werror, -fno-sanitize-recover=all + ctest -LE gpu
 #   4. valgrind memcheck over fusec for every lit test and example input
@@ -21,6 +21,9 @@ status=0
 
 step "dependencies"
 tools/install-deps.sh
+
+step "the repository's text: narration, citations, links (tools/check-docs.sh)"
+tools/check-docs.sh || status=1
 
 build_and_test() { # dir, cmake args...
     local dir=$1

@@ -18,7 +18,7 @@ fn's float params' dtypes, on |got - want| <= tol * |want| + tol * scale,
 scale = the largest finite |want| of that result) are looser than
 fuse-run's because a random fn chains up to a dozen ops, and while a fused kernel keeps f32 between ops like the interpreter's
 float64, the --no-fusion build stores every f16/bf16 intermediate in its dtype
-(LANGUAGE.md: f16/bf16 "stored as such and computed in f32").  NaN must meet NaN and inf the same inf.
+(docs/language.md: f16/bf16 "stored as such and computed in f32").  NaN must meet NaN and inf the same inf.
 Prints one line per mismatch and a closing "N passed, N failed" line.
 """
 import argparse

@@ -24,7 +24,7 @@ int main(void)
     CHECK_STATUS(fusert_compile("scale_add", rt_kernel_source("compile"), NULL, &cubin, &n),
                  FUSERT_SUCCESS);
     double ms = rt_now_ms() - t0;
-    /* The BENCHMARKS.md target (50 ms) is for an idle machine; this shared
+    /* The docs/benchmarks.md target (50 ms) is for an idle machine; this shared
      * build host only reports the figure and catches gross regressions. */
     printf("cold compile of a small kernel: %.1f ms\n", ms);
     CHECK(ms < 5000, "compile took %.1f ms", ms);

@@ -1,4 +1,4 @@
-/* test_fusert_nodevice.c -- without a driver, every device call reports
+/* test_fusert_nodevice.c -- without a driver, every driver call reports
  * FUSERT_ERROR_NO_DEVICE with a reason, nothing aborts, and NVRTC compiles
  * still work.  FUSERT_LIBCUDA points the loader at a library that does not
  * exist, so this holds on GPU machines too.

@@ -2,7 +2,7 @@
  *
  * Each case builds one IrFunc with the ir.c builders, plans it, and checks
  * the kernel count, kinds, layouts, outputs, and the rejections with their
- * codes: the rules of DESIGN.md "Fusion", one function per rule. */
+ * codes: the rules of docs/fusion.md, one function per rule. */
 #define _POSIX_C_SOURCE 200809L
 #include "fusion.h"
 #include <stdio.h>

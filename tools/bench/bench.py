@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fusec benchmark suite (BENCHMARKS.md), in one process on one GPU.
+"""fusec benchmark suite (docs/benchmarks.md), in one process on one GPU.
 
 Runs, on the same random inputs:
   * the copy reference (device-to-device copy, bytes read + written),
@@ -10,7 +10,8 @@ Runs, on the same random inputs:
 Every output is checked against a float64 reference before it is timed.
 Timing: CUDA events around each call, warm-up, median of --reps calls, inputs
 rotating among sets whose total is larger than the 60 MB L2.  jax is timed on
-the host in batches (block_until_ready), as BENCHMARKS.md does.
+the host in batches (block_until_ready).  --sync-per-call times every
+variant on the host instead, with a synchronize after each call.
 
 Usage (on the GPU machine, from the repository root):
   python3 tools/bench/bench.py --fusec build/fusec --runtime-lib build/runtime \
@@ -147,6 +148,24 @@ class FusecLib:
 
 
 # ---- timing ---------------------------------------------------------------------
+SYNC_PER_CALL = False  # --sync-per-call
+
+
+def time_sync_per_call(fn, sets, reps, warmup=5):
+    """Median host microseconds of fn(set) followed by a synchronize: what a
+    program that reads a result after every call sees, host costs included."""
+    for i in range(warmup):
+        fn(sets[i % len(sets)])
+    torch.cuda.synchronize()
+    res = []
+    for i in range(reps):
+        t0 = time.perf_counter()
+        fn(sets[i % len(sets)])
+        torch.cuda.synchronize()
+        res.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(res)
+
+
 def time_cuda(fn, sets, reps, warmup=5):
     """Median microseconds of fn(set), rotating input sets.
 
@@ -155,6 +174,8 @@ def time_cuda(fn, sets, reps, warmup=5):
     call (Python, ctypes, a framework's dispatch) overlaps the previous
     call's GPU work, as it does in a real program, instead of being counted
     as GPU idle time.  A host cost larger than the kernel still shows."""
+    if SYNC_PER_CALL:
+        return time_sync_per_call(fn, sets, reps, warmup)
     for i in range(warmup):
         fn(sets[i % len(sets)])
     torch.cuda.synchronize()
@@ -170,6 +191,8 @@ def time_cuda(fn, sets, reps, warmup=5):
 
 def time_host_batches(fn, sets, reps, sync, batch=10):
     """jax: host wall time per call over batches, median of batch means."""
+    if SYNC_PER_CALL:
+        batch = 1
     for i in range(3):
         sync(fn(sets[i % len(sets)]))
     res = []
@@ -328,7 +351,10 @@ def copy_reference(reps):
     n = (1 << 30) // 4 * 2  # 2 GiB of f32
     a = torch.randn(n, device="cuda")
     b = torch.empty_like(a)
+    global SYNC_PER_CALL
+    saved, SYNC_PER_CALL = SYNC_PER_CALL, False  # the reference is always steady state
     us = time_cuda(lambda s: b.copy_(a), [None], reps)
+    SYNC_PER_CALL = saved
     return 2 * a.numel() * 4 / (us * 1e-6) / 1e9, us
 
 
@@ -357,7 +383,8 @@ def print_row(row, copy_gbs):
 
 def header(copy_gbs, copy_us):
     print(f"copy reference: {copy_gbs:.0f} GB/s (2 GiB device-to-device, {copy_us:.1f} us)")
-    print("median us (% of copy bandwidth from min bytes, kernels per call); ratio = fusec cuda / best peer")
+    print("median us (% of copy bandwidth from min bytes, kernels per call); ratio = fusec cuda / best peer"
+          + ("; sync per call (host time, a synchronize after each call)" if SYNC_PER_CALL else "; steady state"))
     print("| case | " + " | ".join(c for _, c in COLS) + " | ratio |")
     print("|" + " --- |" * (len(COLS) + 2))
 
@@ -388,10 +415,15 @@ def main():
     ap.add_argument("--copy-same-size", action="store_true",
                     help="add a column: a device-to-device copy of each case's min bytes "
                          "(the bandwidth ceiling at that size, beside the 2 GiB reference)")
+    ap.add_argument("--sync-per-call", action="store_true",
+                    help="time each call on the host with a synchronize after it "
+                         "(default: steady state, CUDA events around calls queued back to back)")
     ap.add_argument("--json")
     ap.add_argument("--workdir")
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
+    global SYNC_PER_CALL
+    SYNC_PER_CALL = args.sync_per_call
 
     def names(flag, text, known):
         """The comma list of option flag, each one of known (an error names the others)."""

@@ -1,7 +1,7 @@
 /* small_bias_relu: host wall time per call of a latency-bound fused kernel,
  * called from C through the generated host function, back to back, and
- * replayed through the runtime's graph-capture helper (BENCHMARKS.md).
- * Built by the `bench` step of tools/gpu/session.sh against
+ * replayed through the runtime's graph-capture helper (docs/benchmarks.md).
+ * Built by the `bench` step of tools/gpu/checks.sh against
  * `fusec -D N=64 -D M=1024` output of examples/bias_relu.fuse, for both
  * targets.  Prints the median and the best of 5 rounds of 1000 calls. */
 #include "bias_relu.h"

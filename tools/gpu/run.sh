@@ -5,17 +5,19 @@
 #   tools/gpu/run.sh BUILD_DIR [lit args...]
 #
 # BUILD_DIR holds fusec and runtime/libfusert built on the development
-# machine; .gpu/ (ignored by git) may carry lit, FileCheck and its
-# libraries when the GPU machine lacks them.  The lit site config is
-# rewritten for this checkout's location, then tests/gpu runs.
+# machine.  When the GPU machine lacks lit or FileCheck, FUSEC_GPU_TOOLS names
+# a folder that carries them (default: the checkout's .gpu folder): bin/
+# (FileCheck), lib/ (its libraries) and lit/lit.py.  The lit site config is rewritten for this checkout's location,
+# then tests/gpu runs.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$1" && pwd); shift
-if [ -d "$root/.gpu" ]; then
-  export PATH="$root/.gpu/bin:$PATH"
-  export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+tools_dir=${FUSEC_GPU_TOOLS:-$root/.gpu}
+if [ -d "$tools_dir" ]; then
+  export PATH="$tools_dir/bin:$PATH"
+  export LD_LIBRARY_PATH="$tools_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-lit="$root/.gpu/lit/lit.py"
+lit="$tools_dir/lit/lit.py"
 [ -f "$lit" ] || lit=$(command -v lit || command -v llvm-lit)
 filecheck=$(command -v FileCheck)
 mkdir -p "$build/tests"

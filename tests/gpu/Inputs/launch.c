@@ -2,7 +2,7 @@
  * of a program (whole module, and per kernel with a first load inside a
  * graph capture), launch, stream-ordered scratch, memset, the zeroed
  * scratch, the multiprocessor count, graph capture and replay, launch
- * errors, and the JIT latency targets of BENCHMARKS.md (cold compile,
+ * errors, and the JIT latency targets of docs/benchmarks.md (cold compile,
  * cached kernel ready).
  * Run twice with one cache folder: the first run compiles, the second hits.
  * Results are read back through the driver (dlopen'd here too). */

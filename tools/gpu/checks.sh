@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tools/gpu/session.sh BUILD_DIR [STEP...] -- the work that needs the GPU, in
-# as few calls of the lent H200 as possible.  Results go to $OUT (the device
-# tool's folder, at most 8 files come back), or ./gpu-out when OUT is unset.
+# tools/gpu/checks.sh BUILD_DIR [STEP...] -- the GPU checks and benchmarks,
+# run on a machine with a GPU from a build made elsewhere, each step's logs
+# written to $OUT (./gpu-out when OUT is unset) and a summary to stdout.
 #
 # Steps (default: tests difftest programs):
 #   tests     tests/gpu through lit (tools/gpu/run.sh)
@@ -28,7 +28,8 @@
 #   build here:  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release &&
 #                cmake --build build-dev -j2 --target fusec fusert fusert_static nvrtc-check
 #   (fusert_static: tests/gpu/c-drivers.test installs the build for its cmake flavour)
-#   then run it there with build-dev (and .gpu, see tools/gpu/run.sh) carried.
+#   then run this script there with build-dev copied along (tools/gpu/run.sh
+#   says where lit and FileCheck come from when that machine lacks them).
 set -o pipefail
 export PYTHONUNBUFFERED=1
 B=${1:-build-dev}
@@ -36,7 +37,7 @@ shift
 steps=${*:-tests difftest programs}
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-export FUSERT_CACHE_DIR=/tmp/fusec-session-cache
+export FUSERT_CACHE_DIR=/tmp/fusec-gpu-checks-cache
 t00=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t00 )) s] $*"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
