@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""doc_block.py FILE.md HEADING LANG -- print the first ```LANG block after
-the line HEADING in FILE.md (exit 1 if there is none)."""
+"""doc_block.py DOC HEADING LANG -- print the first ```LANG block after
+the line HEADING in DOC (exit 1 if there is none)."""
 import sys
 
 path, heading, lang = sys.argv[1:4]
