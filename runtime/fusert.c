@@ -404,35 +404,43 @@ fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_str
     return FUSERT_SUCCESS;
 }
 
-/* ---- zeroed scratch, kept per stream ---------------------------------------- */
+/* ---- scratch kept per stream ---------------------------------------------- */
 
-/* A region per (device, stream id).  Its memory comes from the stream's
- * pool (cuMemAllocAsync) and is zeroed on that stream, so it is ready in
- * stream order; a larger request replaces it the same way and frees the old
- * one behind the work already queued.  Only work on that stream touches it,
- * and every such user leaves it zero. */
-typedef struct zeroed_region {
+/* Two kinds of region per (device, stream id): zeroed (ticket counters and
+ * atomic accumulators, which every user leaves zero) and plain (a call's
+ * intermediates and partial results).  Their memory comes from the
+ * stream's pool (cuMemAllocAsync), a zeroed one is zeroed on that stream,
+ * so each is ready in stream order; a larger request replaces a region the
+ * same way and frees the old one behind the work already queued.  Only
+ * work on that stream touches a region, so a call never allocates once its
+ * stream has served a call as large: its time does not depend on whether
+ * the caller synchronizes in between (the pool may hand memory back to the
+ * system at a synchronize). */
+typedef struct stream_region {
     unsigned long long id;
     CUdeviceptr ptr;
     size_t bytes;
-} zeroed_region;
+} stream_region;
 
-static zeroed_region zeroed[FUSERT_MAX_DEVICES][FUSERT_ZEROED_STREAMS];
-static int nzeroed[FUSERT_MAX_DEVICES];
-static pthread_mutex_t zeroed_lock = PTHREAD_MUTEX_INITIALIZER;
+enum { REGION_ZEROED, REGION_PLAIN, REGION_KINDS };
+static stream_region regions[REGION_KINDS][FUSERT_MAX_DEVICES][FUSERT_ZEROED_STREAMS];
+static int nregions[REGION_KINDS][FUSERT_MAX_DEVICES];
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* 1 when z now holds at least `bytes`; 0 when the driver refused (nothing
- * is recorded: the caller falls back to its own memset, which reports any
- * lasting problem itself). */
-static int zeroed_grow(const fusert_driver *d, zeroed_region *z, size_t bytes, CUstream s)
+ * is recorded: the caller falls back to memory of its own, which reports
+ * any lasting problem itself). */
+static int region_grow(const fusert_driver *d, stream_region *z, size_t bytes, int zero, CUstream s)
 {
     bytes = (bytes + 255) / 256 * 256;
     if (bytes < 4096)
         bytes = 4096; /* one allocation serves most kernels for good */
+    if (!zero && bytes < z->bytes * 2 && z->bytes * 2 > z->bytes)
+        bytes = z->bytes * 2; /* a growing need reallocates a few times, not every call */
     CUdeviceptr p = 0;
     if (d->MemAllocAsync(&p, bytes, s) != CUDA_SUCCESS)
         return 0;
-    if (d->MemsetD8Async(p, 0, bytes, s) != CUDA_SUCCESS) {
+    if (zero && d->MemsetD8Async(p, 0, bytes, s) != CUDA_SUCCESS) {
         d->MemFreeAsync(p, s);
         return 0;
     }
@@ -443,39 +451,52 @@ static int zeroed_grow(const fusert_driver *d, zeroed_region *z, size_t bytes, C
     return 1;
 }
 
-fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
+static fusert_status stream_region_get(const char *fn, int kind, fusert_stream stream, size_t bytes,
+                                       void **ptr)
 {
     const fusert_driver *d;
     int dev;
-    fusert_status s = scratch_begin("fusert_zeroed_scratch", ptr, bytes, &d, &dev);
+    fusert_status s = scratch_begin(fn, ptr, bytes, &d, &dev);
     if (s != FUSERT_SUCCESS || !d)
         return s;
     if (!d->StreamGetId)
         return FUSERT_SUCCESS;
     /* A stream that cannot be asked (the legacy stream while another is
-     * captured, say) gets nothing: the caller's own memset path reports
-     * whatever is really wrong. */
+     * captured, say) gets nothing: the caller's own allocation path
+     * reports whatever is really wrong. */
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     unsigned long long id = 0;
     if (d->StreamIsCapturing((CUstream)stream, &cap) != CUDA_SUCCESS ||
         cap != CU_STREAM_CAPTURE_STATUS_NONE || d->StreamGetId((CUstream)stream, &id) != CUDA_SUCCESS)
         return FUSERT_SUCCESS;
-    pthread_mutex_lock(&zeroed_lock);
-    zeroed_region *z = NULL;
-    for (int i = 0; i < nzeroed[dev] && !z; i++)
-        if (zeroed[dev][i].id == id)
-            z = &zeroed[dev][i];
-    if (!z && nzeroed[dev] < FUSERT_ZEROED_STREAMS) {
-        z = &zeroed[dev][nzeroed[dev]++];
+    pthread_mutex_lock(&regions_lock);
+    stream_region *z = NULL;
+    stream_region *table = regions[kind][dev];
+    int *n = &nregions[kind][dev];
+    for (int i = 0; i < *n && !z; i++)
+        if (table[i].id == id)
+            z = &table[i];
+    if (!z && *n < FUSERT_ZEROED_STREAMS) {
+        z = &table[(*n)++];
         z->id = id;
         z->ptr = 0;
         z->bytes = 0;
     }
-    /* out of memory for it: nothing, and the caller's memset path goes on */
-    if (z && (z->bytes >= bytes || zeroed_grow(d, z, bytes, (CUstream)stream)))
+    /* out of memory for it: nothing, and the caller's own path goes on */
+    if (z && (z->bytes >= bytes || region_grow(d, z, bytes, kind == REGION_ZEROED, (CUstream)stream)))
         *ptr = (void *)(uintptr_t)z->ptr;
-    pthread_mutex_unlock(&zeroed_lock);
+    pthread_mutex_unlock(&regions_lock);
     return FUSERT_SUCCESS;
+}
+
+fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr)
+{
+    return stream_region_get("fusert_zeroed_scratch", REGION_ZEROED, stream, bytes, ptr);
+}
+
+fusert_status fusert_stream_scratch(fusert_stream stream, size_t bytes, void **ptr)
+{
+    return stream_region_get("fusert_stream_scratch", REGION_PLAIN, stream, bytes, ptr);
 }
 
 /* ---- CUDA graphs ------------------------------------------------------------ */

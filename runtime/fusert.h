@@ -137,6 +137,17 @@ fusert_status fusert_memset_async(void *ptr, int value, size_t bytes, fusert_str
 #define FUSERT_ZEROED_STREAMS 256
 fusert_status fusert_zeroed_scratch(fusert_stream stream, size_t bytes, void **ptr);
 
+/* Device memory of at least `bytes` for work queued on `stream` after this
+ * call: the generated functions keep their intermediates and partial
+ * results here, so a call allocates nothing once its stream has served a
+ * call as large.  One region per device and stream, as above; a larger
+ * request replaces it and frees the old one behind the work already queued
+ * on `stream`, so calls on one stream from several threads at once must not
+ * overlap (as their results could not be ordered anyway).  *ptr is NULL
+ * (with FUSERT_SUCCESS) in the same cases as fusert_zeroed_scratch; the
+ * caller then allocates stream-ordered memory of its own. */
+fusert_status fusert_stream_scratch(fusert_stream stream, size_t bytes, void **ptr);
+
 /* ---- the on-disk cache ---------------------------------------------- */
 /* Directory: $FUSERT_CACHE_DIR, else $XDG_CACHE_HOME/fusert, else
  * ~/.cache/fusert.  FUSERT_CACHE_DISABLE=1 turns it off.  Entries are keyed

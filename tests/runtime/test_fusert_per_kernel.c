@@ -325,6 +325,38 @@ static void test_zeroed(void)
     CHECK_STATUS(fusert_zeroed_scratch(NULL, 8, NULL), FUSERT_ERROR_NULL_POINTER);
 }
 
+/* The plain per-stream scratch: one region per stream, kept while it is
+ * large enough (no allocation per call), a larger one for a larger
+ * request, none while the stream is being captured, and apart from the
+ * zeroed regions. */
+static void test_stream_scratch(void)
+{
+    void *a = NULL, *b = NULL, *c = NULL, *big = NULL, *z = NULL, *cap = (void *)1;
+    CHECK_STATUS(fusert_stream_scratch((fusert_stream)0x30, 5000, &a), FUSERT_SUCCESS);
+    CHECK(a != NULL, "no region for a stream");
+    ((unsigned char *)a)[4999] = 7; /* the fake's device memory is host memory */
+    CHECK_STATUS(fusert_stream_scratch((fusert_stream)0x30, 100, &b), FUSERT_SUCCESS);
+    CHECK(b == a, "a smaller request on the same stream got another region: %p, then %p", a, b);
+    CHECK_STATUS(fusert_zeroed_scratch((fusert_stream)0x30, 100, &z), FUSERT_SUCCESS);
+    CHECK(all_zero(z, 100) && z != a, "the zeroed region %p shares the plain one %p", z, a);
+    CHECK_STATUS(fusert_stream_scratch((fusert_stream)0x40, 100, &c), FUSERT_SUCCESS);
+    CHECK(c && c != a, "another stream got %p (the first one's is %p)", c, a);
+    CHECK_STATUS(fusert_stream_scratch((fusert_stream)0x30, 9000, &big), FUSERT_SUCCESS);
+    CHECK(big && big != a, "9000 bytes: %p (was %p)", big, a);
+    CHECK_STATUS(fusert_stream_scratch((fusert_stream)0x30, 9000, &b), FUSERT_SUCCESS);
+    CHECK(b == big, "the grown region was not kept: %p, then %p", big, b);
+    fusert_stream s = (fusert_stream)0x50;
+    fusert_graph *g = NULL;
+    CHECK_STATUS(fusert_graph_begin(s), FUSERT_SUCCESS);
+    CHECK_STATUS(fusert_stream_scratch(s, 64, &cap), FUSERT_SUCCESS);
+    CHECK(cap == NULL, "a region handed out during a capture: %p", cap);
+    CHECK_STATUS(fusert_graph_end(s, &g), FUSERT_SUCCESS);
+    fusert_graph_destroy(g);
+    CHECK_STATUS(fusert_stream_scratch(s, 0, &cap), FUSERT_SUCCESS);
+    CHECK(cap == NULL, "0 bytes gave %p", cap);
+    CHECK_STATUS(fusert_stream_scratch(NULL, 8, NULL), FUSERT_ERROR_NULL_POINTER);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -349,6 +381,7 @@ int main(void)
     test_errors();
     test_capture();
     test_zeroed();
+    test_stream_scratch();
     test_shared();
     test_occupancy();
     rt_rmtree(dir);
