@@ -98,7 +98,9 @@ void emit_header(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
  *     scalar params in order, dims = EVERY sym of IrFunc.syms in order,
  *     those made static by -D included (checked against their size).
  *   int NAME_kernel_count(void);                  kernels per call
- * Intermediates are allocated stream-ordered when no workspace is given.
+ * Without a workspace, intermediates and scratch live in the runtime's
+ * region of the stream (fusert_stream_scratch), or, where it has none, in
+ * stream-ordered memory allocated and freed by the call.
  * Every entry checks null pointers, negative dims and dims that disagree
  * with static sizes, and returns a status with a message
  * (fusert_last_error()).  Zero-size dims are valid and launch nothing

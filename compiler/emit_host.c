@@ -733,11 +733,18 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     host_line(e, "                            \"%s_ws: workspace must be %d-byte aligned\");", f->name, HOST_ALIGN);
     host_line(e, "block = need > 0 ? workspace : NULL;");
     e->indent--;
+    /* Without a workspace the block is the runtime's region of the stream,
+     * which a call reuses, so it allocates nothing once its stream has
+     * served a call as large; only where there is none (a stream being
+     * captured, an old driver) does it allocate and free its own. */
     host_open(e, "} else if (need > 0) {");
-    host_line(e, "st = fusec_alloc(\"%s\", &block, need, stream);", f->name);
+    host_line(e, "st = fusert_stream_scratch(stream, need, &block);");
+    host_line(e, "if (st == FUSERT_SUCCESS && !block) {");
+    host_line(e, "    st = fusec_alloc(\"%s\", &block, need, stream);", f->name);
+    host_line(e, "    owned = st == FUSERT_SUCCESS;");
+    host_line(e, "}");
     host_line(e, "if (st != FUSERT_SUCCESS)");
     host_line(e, "    return st;");
-    host_line(e, "owned = 1;");
     host_close(e, "}");
     /* The counters and atomic accumulators of the reduce kernels must be
      * all zero when each starts, and each leaves them so: all of them use

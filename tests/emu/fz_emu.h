@@ -1023,4 +1023,34 @@ extern "C" __attribute__((visibility("default"))) fusert_status fusert_zeroed_sc
     return FUSERT_SUCCESS;
 }
 
+/* ---- fusert's stream region: one for the process, reused by every call
+ * and filled with 0xff before each, since device memory a call reuses holds
+ * whatever the last call left (a kernel that reads what it did not write
+ * first shows).  FZ_EMU_STREAM_SCRATCH=0 hands out none, so calls allocate
+ * their own. ---- */
+extern "C" __attribute__((visibility("default"))) fusert_status fusert_stream_scratch(fusert_stream stream,
+                                                                                        size_t bytes, void **ptr)
+{
+    static unsigned char *region;
+    static size_t have;
+    (void)stream;
+    *ptr = NULL;
+    const char *off = getenv("FZ_EMU_STREAM_SCRATCH");
+    if (bytes == 0 || (off && strcmp(off, "0") == 0))
+        return FUSERT_SUCCESS;
+    if (have < bytes) {
+        free(region);
+        region = NULL;
+        have = 0;
+        void *m = NULL;
+        if (posix_memalign(&m, 256, bytes) != 0)
+            return FUSERT_SUCCESS; /* none: the caller allocates */
+        region = (unsigned char *)m;
+        have = bytes;
+    }
+    memset(region, 0xff, have);
+    *ptr = region;
+    return FUSERT_SUCCESS;
+}
+
 #endif
