@@ -467,19 +467,24 @@ void cu_acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b)
         buf_putc(b, '0');
     buf_putc(b, ')');
 }
-void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptions *o, Buf *out)
+
+/* ------------------------------------------------------------------ */
+/* Kernel setup.                                                       */
+
+/* Analyse one kernel: which nodes it computes and which it reads (the
+ * bufs order of the stub), every input access reachable from its outputs and
+ * reductions, and the collapsed groups of its space.  Done once per kernel,
+ * for its lowering (cu_lower_kernel); every text of the kernel starts from
+ * a copy (cu_kctx_begin). */
+void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
 {
     memset(c, 0, sizeof *c);
     c->f = f;
     c->k = k;
-    c->o = o;
-    c->w.out = out;
     c->role = calloc((size_t)f->nnodes + 1, 1);
     c->from_bf16 = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
-    c->inst = malloc(sizeof(Inst) * MAX_INST);
-    c->reduced_val = calloc((size_t)k->nvalues + 1, sizeof(char *));
-    if (!c->role || !c->from_bf16 || !c->inbuf || !c->inst || !c->reduced_val)
+    if (!c->role || !c->from_bf16 || !c->inbuf)
         fatal_oom();
     for (int i = 0; i < f->nnodes; i++) {
         const IrNode *n = f->nodes[i];
@@ -536,6 +541,28 @@ void cu_kctx_free(KCtx *c)
     free(c->role);
     free(c->from_bf16);
     free(c->inbuf);
+}
+
+/* A context for writing one text of the kernel of L into out: the
+ * lowering's analysis (shared, read only), no value in scope, level zero. */
+void cu_kctx_begin(KCtx *c, const Lowering *L, const EmitOptions *o, Buf *out)
+{
+    *c = L->an;
+    c->L = L;
+    c->o = o;
+    c->w.out = out;
+    c->w.indent = 0;
+    c->atomic = L->combine == COMBINE_ATOMIC;
+    c->inst = malloc(sizeof(Inst) * MAX_INST);
+    c->reduced_val = calloc((size_t)c->k->nvalues + 1, sizeof(char *));
+    if (!c->inst || !c->reduced_val)
+        fatal_oom();
+}
+
+/* the end of a text: back at level zero; frees what cu_kctx_begin took */
+void cu_kctx_end(KCtx *c)
+{
+    emit_done(&c->w);
     free(c->inst);
     free(c->reduced_val);
 }
@@ -784,6 +811,9 @@ void cu_product_of(const KCtx *c, int red, const char *one, Buf *b)
 
 /* in a kernel: index type I */
 void cu_groups_product(const KCtx *c, int red, Buf *b) { cu_product_of(c, red, "(I)1", b); }
+
+/* Declare gi<g> for the groups with gred == red (all: red < 0) from the
+ * flat index `flat` over them (outermost first). */
 void cu_decompose(KCtx *c, const char *flat, int red)
 {
     int gl[IR_MAX_RANK] = {0}, n = 0;

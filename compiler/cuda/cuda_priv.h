@@ -60,11 +60,18 @@ typedef struct Access {
 
 enum { MAX_INST = 4096, MAX_ACC = 96, MAX_VARIANTS = 32 };
 
+typedef struct Lowering Lowering;
+
+/* A kernel being written: the analysis of cu_kctx_init (roles, accesses,
+ * groups), then the state of the text being written (values in scope, how
+ * the current point is named, the body's modes).  cu_kctx_begin makes one
+ * from the kernel's lowering for each text (kernel source, launch stub). */
 typedef struct KCtx {
     const IrFunc *f;
     const Kernel *k;
     const EmitOptions *o;
-    Emitter w;         /* the kernel source being written */
+    const Lowering *L; /* the kernel's lowering (NULL while it is built) */
+    Emitter w;         /* the text being written */
     /* node roles, by node id */
     signed char *role; /* 0 none, 'v' value, 'i' input */
     /* by node id: 1 where the value is computed from a bf16 param, whose
@@ -149,6 +156,44 @@ typedef struct Variant {
 /* The windowed looped row kernels (_blockw, _blockw512, _blockw_i64): the
  * only variants that take wrev, after the others' arguments */
 static inline int is_wloop(const Variant *v) { return v->kind == VK_ROW_L && v->sh; }
+
+/* The lowering of one planned kernel: how it becomes CUDA, decided once
+ * (cu_lower_kernel, schedule.c) and read by every writer: the kernel
+ * source, the K_INDEX name list, the launch stubs and the fusion report
+ * (emit_cuda_combine).  Nothing after it decides again. */
+struct Lowering {
+    KCtx an;             /* the analysis: maps, accesses, groups; writes nothing */
+    int kindex;          /* K_INDEX of v[0] in the module */
+    Variant v[MAX_VARIANTS]; /* the __global__ functions, in K_INDEX order */
+    int nv;
+    Combine combine;     /* how blocks combine reduction partials */
+    char why[160];       /* ORDERED under --atomic-reduce: the reason, else "" */
+    int vw;              /* the vector width of the kernel's scheme: loop
+                          * (16 bytes of the widest full access), column
+                          * (innermost group), full reduction, or on-chip row;
+                          * 1: no vector variant */
+    int dec;             /* the flat index is decomposed into group indices */
+    int wrap;            /* loop: rows that are not whole vectors take the
+                          * wrapping vector body (_vw) */
+    int wloop;           /* a windowed looped row variant, which takes wrev */
+    /* row kernels: which bodies the variants instantiate */
+    int cached;          /* the register-cached body (_rc_body) */
+    int smem;            /* the shared-memory body (_rs_body) */
+    int subwarp;         /* a cached variant shares warps between rows (TPR < 32) */
+    int window;          /* a cached variant is windowed (SH) */
+    int cluster;         /* a cached variant spans a thread block cluster */
+};
+
+/* The lowering of a module: every kernel of every plan, in K_INDEX order. */
+struct CudaModule {
+    Plan **plans;
+    int nplans;
+    int atomic_reduce;   /* built for --atomic-reduce */
+    Lowering *kern;      /* plans, then kernels, in order */
+    int nkern;
+    int nglobal;         /* __global__ functions in the module */
+    int any_atomic;      /* some kernel combines with atomics: the atomic helpers */
+};
 
 /* Rows past the register-held variants, up to what a block's shared memory
  * holds (the launcher asks the device): a block a row, the row read once
@@ -238,8 +283,10 @@ int cu_acc_rowvec(const KCtx *c, const Access *a, int vw);
 int cu_acc_loopbv(const KCtx *c, const Access *a, int V);
 int cu_acc_index(const KCtx *c, const IrNode *n, const int8_t *map);
 void cu_acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b);
-void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k, const EmitOptions *o, Buf *out);
+void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k);
 void cu_kctx_free(KCtx *c);
+void cu_kctx_begin(KCtx *c, const Lowering *L, const EmitOptions *o, Buf *out);
+void cu_kctx_end(KCtx *c);
 void cu_host_common_args(KCtx *c, Buf *decl, Buf *args);
 void cu_kernel_comment(KCtx *c);
 void cu_emit_group_sizes(KCtx *c);
@@ -272,20 +319,22 @@ int cu_cols_split(const KCtx *c, int *o_end, int *r_end);
 int cu_is_cols_scheme(const KCtx *c);
 int cu_row_vec_width(KCtx *c);
 int cu_is_row_scheme(const Kernel *k);
-Combine cu_combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen);
 int cu_row_read_bytes(KCtx *c);
 int cu_smem_elem_bytes(KCtx *c);
 int cu_scalar_vec_width(KCtx *c);
 int cu_loop_needs_wrap(const KCtx *c, int V);
 int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen);
 int cu_row_elem_bytes(KCtx *c);
-int cu_plan_variants(KCtx *c, Variant *v);
 int cu_need_decompose(const KCtx *c);
 int64_t cu_static_space_len(const KCtx *c);
 int64_t cu_scalar_chunk_steps(int64_t nv, int per);
 int cu_cols_small_states(const IrNode *const *reds, int nreds);
 int cu_cols_slot(const KCtx *c);
 int cu_cols_vec_width(KCtx *c);
+/* the lowering of kernel ki of plans[p] */
+const Lowering *cu_lowering(const CudaModule *m, int p, int ki);
+/* o->cuda, checked to be the lowering of these plans with these options */
+const CudaModule *cu_module(Plan **plans, int nplans, const EmitOptions *o);
 
 /* ---- loop.c -------------------------------------------------------------- */
 void cu_emit_loop_bodies(KCtx *c, int V);

@@ -256,17 +256,14 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_puts(&args, ", (void *)&nsplit");
     }
     buf_printf(b, "    void *args[] = {%s};\n", args.data);
-    int wloop = 0;
-    for (int i = 0; i < nv; i++)
-        wloop |= is_wloop(&v[i]);
-    if (wloop)
+    if (c->L->wloop)
         /* wrev: whether every second pass reads the row from its end
          * (fzk_row_rev, row_elem_loop_vec) */
         buf_printf(b, "    int wrev = 0;\n    void *wargs[] = {%s, (void *)&wrev};\n", args.data);
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
     Buf n = {0};
     if (k->kind == KK_LOOP) {
-        int V = cu_loop_vec_width(c);
+        int V = c->L->vw;
         host_product(c, -1, &n);
         buf_printf(b, "    const int64_t n = %s;\n", n.data);
         buf_puts(b, "    if (n == 0)\n        return FUSERT_SUCCESS;\n");
@@ -284,7 +281,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                     buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
                                V * dtype_size(MDT(c, k->outputs[i])));
             }
-            if (cu_loop_needs_wrap(c, V)) {
+            if (c->L->wrap) {
                 /* aligned, but rows that do not hold whole vectors: the
                  * wrapping body, when a row holds at least one vector */
                 buf_printf(b, "    const int vecw = vec && gs%d %% %d != 0 && gs%d >= %d;\n", c->ng - 1, V,
@@ -519,6 +516,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 /* The stubs of every kernel of the module, after the magic-number helper. */
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
+    const CudaModule *m = cu_module(plans, nplans, o);
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
              " * (fz_udiv in the kernels); unused by the int64 variants. */\n"
@@ -667,18 +665,13 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
                "}\n",
                SCALAR_MAX_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS,
                SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS);
-    int base = 0;
-    for (int p = 0; p < nplans; p++)
-        for (int ki = 0; ki < plans[p]->nkernels; ki++) {
-            KCtx c;
-            Buf dummy = {0};
-            cu_kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
-            c.atomic = o->atomic_reduce && cu_combine_of(&c, 1, NULL, 0) == COMBINE_ATOMIC;
-            Variant v[MAX_VARIANTS];
-            int nv = cu_plan_variants(&c, v);
-            emit_launcher(&c, v, nv, base, out);
-            base += nv;
-            cu_kctx_free(&c);
-            buf_free(&dummy);
-        }
+    for (int i = 0; i < m->nkern; i++) {
+        const Lowering *L = &m->kern[i];
+        KCtx c;
+        Buf none = {0};
+        cu_kctx_begin(&c, L, o, &none);
+        emit_launcher(&c, L->v, L->nv, L->kindex, out);
+        cu_kctx_end(&c);
+        buf_free(&none);
+    }
 }

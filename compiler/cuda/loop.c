@@ -55,7 +55,7 @@ static void loop_vec_compute(KCtx *c, int V, const char *iv, const char *sfx)
         snprintf(c->giname[g], sizeof c->giname[g], "gi%d%s", g, sfx);
         c->gi[g] = c->giname[g];
     }
-    if (c->ng == 1 && !cu_need_decompose(c))
+    if (c->ng == 1 && !c->L->dec)
         c->gi[0] = iv;
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < %d; j++) {", V);
@@ -174,7 +174,7 @@ void cu_emit_loop_bodies(KCtx *c, int V)
     const Kernel *k = c->k;
     Buf ps = {0};
     cu_body_params(c, &ps, NULL);
-    int dec = cu_need_decompose(c);
+    int dec = c->L->dec;
     /* scalar body */
     emit_line(&c->w, "template <class I>");
     emit_line(&c->w, "static __device__ __forceinline__ void %s_s_body(%s)", k->name, ps.data);
@@ -193,7 +193,7 @@ void cu_emit_loop_bodies(KCtx *c, int V)
     cu_close_scope(c);
     if (V > 1)
         emit_loop_vec_body(c, V, ps.data, n.data, dec, 0);
-    if (cu_loop_needs_wrap(c, V))
+    if (c->L->wrap)
         emit_loop_vec_body(c, V, ps.data, n.data, dec, 1);
     buf_free(&n);
     buf_free(&ps);

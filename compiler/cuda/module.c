@@ -115,98 +115,86 @@ static void emit_block_row_body(KCtx *c, int cached)
     c->cluster = cl;
 }
 
+/* The bodies of a row kernel: the ones its variants instantiate (the
+ * lowering's cached, smem and looped vector flags), each once.  *dyn_smem:
+ * FZ_DYN_SMEM is declared (before the module's first _rs_body). */
+static void emit_row_bodies(KCtx *c, int *dyn_smem)
+{
+    const Lowering *L = c->L;
+    c->subwarp = L->subwarp;
+    c->window = L->window;
+    c->cluster = L->cluster;
+    if (L->cached)
+        cu_emit_row_body(c, 1);
+    if (L->smem && !*dyn_smem) {
+        buf_puts(c->w.out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
+                           " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
+                           "#ifndef FZ_DYN_SMEM\n"
+                           "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
+                           "#define FZ_DYN_SMEM fz_dyn_smem\n"
+                           "#endif\n");
+        *dyn_smem = 1;
+    }
+    if (L->smem) {
+        c->smem = 1;
+        emit_block_row_body(c, 1);
+        c->smem = 0;
+    }
+    cu_emit_row_body(c, 0);
+    /* the looped vector bodies: aligned (rlv), windowed (rlw) */
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < L->nv; i++)
+            if (L->v[i].kind == VK_ROW_L && L->v[i].vw > 1 && L->v[i].sh == w) {
+                c->loopvec = L->v[i].vw;
+                c->loopwin = w;
+                emit_block_row_body(c, 0);
+                c->loopvec = c->loopwin = 0;
+                break;
+            }
+}
+
+/* One kernel: its comment, template bodies and wrappers. */
+static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *dyn_smem)
+{
+    KCtx c;
+    cu_kctx_begin(&c, L, o, out);
+    buf_putc(out, '\n');
+    cu_kernel_comment(&c);
+    const Kernel *k = c.k;
+    if (k->kind == KK_LOOP)
+        cu_emit_loop_bodies(&c, L->vw);
+    else if (cu_is_cols_scheme(&c))
+        cu_emit_cols_body(&c);
+    else if (!cu_is_row_scheme(k))
+        cu_emit_scalar_body(&c);
+    else
+        emit_row_bodies(&c, dyn_smem);
+    emit_wrappers(&c, L->v, L->nv, L->kindex);
+    cu_kctx_end(&c);
+}
+
 /* The device source of a module: the preamble, then per kernel its comment,
  * template bodies and extern "C" wrappers (one per variant). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
+    const CudaModule *m = cu_module(plans, nplans, o);
     for (int i = 0; preamble[i]; i++)
         buf_puts(out, preamble[i]);
-    int any_atomic = 0;
-    for (int p = 0; p < nplans && o->atomic_reduce && !any_atomic; p++)
-        for (int ki = 0; ki < plans[p]->nkernels && !any_atomic; ki++)
-            any_atomic = emit_cuda_combine(plans[p]->fn, &plans[p]->kernels[ki], 1, NULL, 0) == COMBINE_ATOMIC;
-    for (int i = 0; any_atomic && atomic_preamble[i]; i++)
+    for (int i = 0; m->any_atomic && atomic_preamble[i]; i++)
         buf_puts(out, atomic_preamble[i]);
-    int kindex = 0; /* K_INDEX of the kernel's first variant */
-    int dyn_smem = 0; /* FZ_DYN_SMEM declared (before the first _rs_body) */
-    for (int p = 0; p < nplans; p++) {
-        const Plan *pl = plans[p];
-        for (int ki = 0; ki < pl->nkernels; ki++) {
-            KCtx c;
-            cu_kctx_init(&c, pl->fn, &pl->kernels[ki], o, out);
-            c.atomic = o->atomic_reduce && cu_combine_of(&c, 1, NULL, 0) == COMBINE_ATOMIC;
-            Variant v[MAX_VARIANTS];
-            int nv = cu_plan_variants(&c, v);
-            buf_putc(out, '\n');
-            cu_kernel_comment(&c);
-            const Kernel *k = c.k;
-            if (k->kind == KK_LOOP)
-                cu_emit_loop_bodies(&c, cu_loop_vec_width(&c));
-            else if (cu_is_cols_scheme(&c))
-                cu_emit_cols_body(&c);
-            else if (!cu_is_row_scheme(k))
-                cu_emit_scalar_body(&c);
-            else {
-                int cached = 0, smem = 0;
-                for (int i = 0; i < nv; i++) {
-                    cached |= v[i].kind == VK_ROW_C && !v[i].sm;
-                    smem |= v[i].kind == VK_ROW_C && v[i].sm;
-                    c.subwarp |= v[i].kind == VK_ROW_C && v[i].tpr < 32;
-                    c.window |= v[i].kind == VK_ROW_C && v[i].sh;
-                    c.cluster |= v[i].kind == VK_ROW_C && v[i].cl > 1;
-                }
-                if (cached)
-                    cu_emit_row_body(&c, 1);
-                if (smem && !dyn_smem) {
-                    buf_puts(out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
-                                  " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
-                                  "#ifndef FZ_DYN_SMEM\n"
-                                  "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
-                                  "#define FZ_DYN_SMEM fz_dyn_smem\n"
-                                  "#endif\n");
-                    dyn_smem = 1;
-                }
-                if (smem) {
-                    c.smem = 1;
-                    emit_block_row_body(&c, 1);
-                    c.smem = 0;
-                }
-                cu_emit_row_body(&c, 0);
-                /* the looped vector bodies: aligned (rlv), windowed (rlw) */
-                for (int w = 0; w < 2; w++)
-                    for (int i = 0; i < nv; i++)
-                        if (v[i].kind == VK_ROW_L && v[i].vw > 1 && v[i].sh == w) {
-                            c.loopvec = v[i].vw;
-                            c.loopwin = w;
-                            emit_block_row_body(&c, 0);
-                            c.loopvec = c.loopwin = 0;
-                            break;
-                        }
-            }
-            emit_wrappers(&c, v, nv, kindex);
-            kindex += nv;
-            emit_done(&c.w);
-            cu_kctx_free(&c);
-        }
-    }
+    int dyn_smem = 0;
+    for (int i = 0; i < m->nkern; i++)
+        emit_kernel(&m->kern[i], o, out, &dyn_smem);
 }
 
-/* K_INDEX order: plans, kernels, variants, exactly as the launchers count. */
+/* Every __global__ name of the module, in K_INDEX order (the lowering's). */
 void emit_cuda_kernel_names(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
+    const CudaModule *m = cu_module(plans, nplans, o);
     int first = 1;
-    for (int p = 0; p < nplans; p++)
-        for (int ki = 0; ki < plans[p]->nkernels; ki++) {
-            KCtx c;
-            Buf dummy = {0};
-            cu_kctx_init(&c, plans[p]->fn, &plans[p]->kernels[ki], o, &dummy);
-            Variant v[MAX_VARIANTS];
-            int nv = cu_plan_variants(&c, v);
-            for (int i = 0; i < nv; i++) {
-                buf_printf(out, "%s\"%s\"", first ? "" : ", ", v[i].name);
-                first = 0;
-            }
-            cu_kctx_free(&c);
-            buf_free(&dummy);
+    for (int i = 0; i < m->nkern; i++)
+        for (int j = 0; j < m->kern[i].nv; j++) {
+            buf_printf(out, "%s\"%s\"", first ? "" : ", ", m->kern[i].v[j].name);
+            first = 0;
         }
 }

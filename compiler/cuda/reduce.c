@@ -77,7 +77,7 @@ void cu_emit_scalar_body(KCtx *c)
             buf_free(&t);
         }
     RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
-    int vw = cu_scalar_vec_width(c);
+    int vw = c->L->vw;
     if (vw > 1) {
         /* V elements per thread and step: 16-byte loads of every full access
          * (the stub checked alignment; V == 1 is the plain variant).  Block
@@ -115,7 +115,7 @@ void cu_emit_scalar_body(KCtx *c)
         emit_line(&c->w, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
     cu_open_scope(c);
     c->flat = "i";
-    if (cu_need_decompose(c))
+    if (c->L->dec)
         cu_decompose(c, "i", -1);
     else if (c->ng == 1)
         c->gi[0] = "i";
@@ -223,7 +223,7 @@ void cu_emit_cols_body(KCtx *c)
         else
             ig[ni++] = g;
     }
-    int vecok = cu_cols_vec_width(c) > 1;
+    int vecok = c->L->vw > 1;
     Buf ps = {0};
     cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
     cu_reset_point(c);

@@ -361,8 +361,8 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         row_elem_loop_vec(c, fn, ctx);
         return;
     }
-    int vs = cached && rc->final && cu_row_vec_width(c) > 1;
-    int vw = cached ? cu_row_vec_width(c) : 1;
+    int vs = cached && rc->final && c->L->vw > 1;
+    int vw = cached ? c->L->vw : 1;
     /* Rows in shared memory at any offset: whole vectors inside the row
      * (all but a row's first and last) take a copy of the element body
      * without the per-element range check, whose branches kept the

@@ -104,6 +104,9 @@ int cu_is_cols_scheme(const KCtx *c)
     int a, b;
     return c->k->kind == KK_REDUCE && c->k->layout != RL_SCALAR && cu_cols_split(c, &a, &b);
 }
+
+/* Vector width of the on-chip row variant: one reduced group, innermost,
+ * so the row is contiguous in every cached access and element output. */
 int cu_row_vec_width(KCtx *c)
 {
     int nr = 0;
@@ -136,7 +139,7 @@ int cu_is_row_scheme(const Kernel *k)
  * reductions has a one-word state merged by add, max or min (a kernel
  * mixing, say, mean and var keeps the ordered combine for both).  why gets
  * the reason when the flag was given but the combine stays ordered. */
-Combine cu_combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen)
+static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen)
 {
     const Kernel *k = c->k;
     int nred = 0;
@@ -171,19 +174,6 @@ Combine cu_combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen
         return COMBINE_ORDERED;
     }
     return COMBINE_ATOMIC;
-}
-
-Combine emit_cuda_combine(const IrFunc *f, const Kernel *k, int atomic_reduce, char *why, size_t whylen)
-{
-    KCtx c;
-    Buf dummy = {0};
-    EmitOptions o = {0};
-    o.atomic_reduce = atomic_reduce;
-    cu_kctx_init(&c, f, k, &o, &dummy);
-    Combine r = cu_combine_of(&c, atomic_reduce, why, whylen);
-    cu_kctx_free(&c);
-    buf_free(&dummy);
-    return r;
 }
 
 /* static row length of a row kernel, or -1 */
@@ -278,6 +268,7 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
     v[*n - 1].vw = vw;
     v[*n - 1].sh = sh;
 }
+
 static int row_windowable(KCtx *c);
 /* Bytes a row element takes in memory, over every cached access (as
  * stored) */
@@ -404,6 +395,15 @@ static int reads_per_column(const KCtx *c)
     return 0;
 }
 
+/* Rows whose length or address rules out whole aligned vectors can still
+ * be read a vector at a time (the windowed variants, SH): a row's vectors
+ * start at its element offset rounded down to V, so the first and the last
+ * may be partial and go an element at a time.  That needs one shift for
+ * every row-shaped access: each cached input and each element output the
+ * last pass stores as vectors sits at the same offset in its array (the
+ * offsets, with the group indices named, read the same), and the launcher
+ * checks that their pointers are congruent modulo the vector. */
+
 /* The row-shaped accesses of a cached row kernel: i counts the collected
  * accesses, then the outputs.  1 for a cached input or an element output
  * the output pass stores as vectors, with *x its access and ptr its
@@ -502,7 +502,7 @@ static int row_window_pays(const KCtx *c, int64_t len)
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
-int cu_plan_variants(KCtx *c, Variant *v)
+static int plan_variants(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
     int n = 0;
@@ -798,4 +798,102 @@ int cu_cols_vec_width(KCtx *c)
         return 1;
     int v = 16 / maxsz;
     return v > 4 ? 4 : v;
+}
+
+/* ------------------------------------------------------------------ */
+/* The lowering: every decision above, once per kernel.                */
+
+/* Lower kernel k of f: analyse it, take its combine mode, plan its
+ * variants and note what the bodies and the launch need from them. */
+static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atomic_reduce)
+{
+    KCtx *c = &L->an;
+    cu_kctx_init(c, f, k);
+    L->combine = combine_of(c, atomic_reduce, L->why, sizeof L->why);
+    L->nv = plan_variants(c, L->v);
+    L->dec = cu_need_decompose(c);
+    if (k->kind == KK_LOOP) {
+        L->vw = cu_loop_vec_width(c);
+        L->wrap = cu_loop_needs_wrap(c, L->vw);
+    } else if (cu_is_cols_scheme(c)) {
+        L->vw = cu_cols_vec_width(c);
+    } else if (!cu_is_row_scheme(k)) {
+        L->vw = cu_scalar_vec_width(c);
+    } else {
+        L->vw = cu_row_vec_width(c);
+    }
+    for (int i = 0; i < L->nv; i++) {
+        const Variant *v = &L->v[i];
+        L->wloop |= is_wloop(v);
+        if (v->kind != VK_ROW_C)
+            continue;
+        L->cached |= !v->sm;
+        L->smem |= v->sm;
+        L->subwarp |= v->tpr < 32;
+        L->window |= v->sh;
+        L->cluster |= v->cl > 1;
+    }
+}
+
+CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce)
+{
+    CudaModule *m = calloc(1, sizeof *m);
+    if (!m)
+        fatal_oom();
+    m->plans = plans;
+    m->nplans = nplans;
+    m->atomic_reduce = atomic_reduce;
+    for (int p = 0; p < nplans; p++)
+        m->nkern += plans[p]->nkernels;
+    m->kern = calloc((size_t)m->nkern + 1, sizeof *m->kern);
+    if (!m->kern)
+        fatal_oom();
+    int i = 0;
+    for (int p = 0; p < nplans; p++)
+        for (int ki = 0; ki < plans[p]->nkernels; ki++, i++) {
+            Lowering *L = &m->kern[i];
+            lower_kernel(L, plans[p]->fn, &plans[p]->kernels[ki], atomic_reduce);
+            L->kindex = m->nglobal;
+            m->nglobal += L->nv;
+            m->any_atomic |= L->combine == COMBINE_ATOMIC;
+        }
+    return m;
+}
+
+void emit_cuda_module_free(CudaModule *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nkern; i++)
+        cu_kctx_free(&m->kern[i].an);
+    free(m->kern);
+    free(m);
+}
+
+const Lowering *cu_lowering(const CudaModule *m, int p, int ki)
+{
+    if (p < 0 || p >= m->nplans || ki < 0 || ki >= m->plans[p]->nkernels)
+        ICE("no such kernel in the lowered module");
+    int i = ki;
+    for (int q = 0; q < p; q++)
+        i += m->plans[q]->nkernels;
+    return &m->kern[i];
+}
+
+Combine emit_cuda_combine(const CudaModule *m, int p, int ki, const char **why)
+{
+    const Lowering *L = cu_lowering(m, p, ki);
+    if (why)
+        *why = L->why;
+    return L->combine;
+}
+
+const CudaModule *cu_module(Plan **plans, int nplans, const EmitOptions *o)
+{
+    const CudaModule *m = o->cuda;
+    if (!m)
+        ICE("a CUDA emitter called without the module's lowering (emit_cuda_lower)");
+    if (m->plans != plans || m->nplans != nplans || m->atomic_reduce != o->atomic_reduce)
+        ICE("a CUDA emitter called with another module's lowering");
+    return m;
 }
