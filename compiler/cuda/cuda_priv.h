@@ -4,7 +4,9 @@
  *
  * Files, each calling only those above it: context.c, expr.c, schedule.c,
  * then the bodies (loop.c, row.c, reduce.c), then module.c (the kernel
- * source) and launch.c (the launch stubs).
+ * source) and launch.c (the launch stubs).  The device code every module
+ * starts with is fusec_preamble.cuh (and fusec_atomic.cuh with
+ * --atomic-reduce), embedded at build time.
  *
  * Design note.  Every kernel is generated from one idea: a value is an
  * expression evaluated "at a point" of the kernel's iteration space.  A

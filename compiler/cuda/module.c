@@ -3,13 +3,15 @@
  * list. */
 #include "cuda_priv.h"
 
-/* the device preamble, one string per line (ISO C limits string length) */
+/* the device preamble (fusec_preamble.cuh), one string per line, embedded
+ * at build time (cmake/EmbedText.cmake) */
 static const char *const preamble[] = {
-#include "emit_cuda_preamble.inc"
+#include "fusec_preamble.inc"
     NULL};
-/* the atomic combine's helpers, only in modules that use it (--atomic-reduce) */
+/* the atomic combine's helpers (fusec_atomic.cuh), only in modules that use
+ * it (--atomic-reduce) */
 static const char *const atomic_preamble[] = {
-#include "emit_cuda_atomic.inc"
+#include "fusec_atomic.inc"
     NULL};
 
 /* ------------------------------------------------------------------ */
