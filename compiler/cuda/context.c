@@ -768,7 +768,7 @@ void cu_kernel_comment(KCtx *c)
         if (cu_is_scalar_param(c, v))
             continue;
         emit_line(&c->w, " *   reads %%%d %s%s", v->id, v->name ? v->name : "(intermediate)",
-             v->op == OP_PARAM ? " (param)" : "");
+                  v->op == OP_PARAM ? " (param)" : "");
     }
     for (int i = 0; i < k->noutputs; i++) {
         const IrNode *v = k->outputs[i];

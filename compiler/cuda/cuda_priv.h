@@ -215,14 +215,14 @@ struct CudaModule {
  * (cu_xc_raw), converted where read: held as f32 they were slower than the
  * looped kernel in bf16 (softmax 224 / 237 / 258 / 252 against 158 / 217 /
  * 237 / 254); as stored, with whole vectors unchecked (row_split_loop),
- * 189 / 199 / 164 / 158.  ncu, before that: the kernel was busy issuing rather than
- * waiting on memory (bf16 at 50257: SM throughput 70%, DRAM 22%; f32 at
- * 16387: DRAM 44%, 11.6 cycles an issued instruction, 3.7 of them on long
- * scoreboard) with a branch around each shared-memory load (the range
- * checks); without them on whole vectors f32 softmax went from 246 / 238 /
- * 288 / 295 to 190 / 215 / 266 / 261 us.  The windowed looped kernel with
- * int indices now comes first where its rows in flight fit L2
- * (host_row_wloop_fit), which left these to longer rows or smaller L2s. */
+ * 189 / 199 / 164 / 158.  With a branch around each shared-memory load
+ * (the range checks) the kernel is busy issuing rather than waiting on
+ * memory (ncu, bf16 at 50257: SM throughput 70%, DRAM 22%; f32 at 16387:
+ * DRAM 44%, 11.6 cycles an issued instruction, 3.7 of them on long
+ * scoreboard); without them on whole vectors f32 softmax takes 190 / 215 /
+ * 266 / 261 us against 246 / 238 / 288 / 295.  The windowed looped kernel
+ * with int indices comes first where its rows in flight fit L2
+ * (host_row_wloop_fit), which leaves these to longer rows or smaller L2s. */
 enum {
     /* room left for the kernel's static shared memory (fz_block_reduce's
      * warp partials, 32 states a reduction) */
@@ -316,25 +316,17 @@ int cu_red_state_bytes(const IrNode *n);
 
 /* ---- schedule.c ---------------------------------------------------------- */
 int cu_loop_light(const KCtx *c);
-int cu_loop_vec_width(const KCtx *c);
 int cu_cols_split(const KCtx *c, int *o_end, int *r_end);
 int cu_is_cols_scheme(const KCtx *c);
-int cu_row_vec_width(KCtx *c);
 int cu_is_row_scheme(const Kernel *k);
 int cu_row_read_bytes(KCtx *c);
 int cu_smem_elem_bytes(KCtx *c);
-int cu_scalar_vec_width(KCtx *c);
-int cu_loop_needs_wrap(const KCtx *c, int V);
 int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen);
 int cu_row_elem_bytes(KCtx *c);
-int cu_need_decompose(const KCtx *c);
 int64_t cu_static_space_len(const KCtx *c);
 int64_t cu_scalar_chunk_steps(int64_t nv, int per);
 int cu_cols_small_states(const IrNode *const *reds, int nreds);
 int cu_cols_slot(const KCtx *c);
-int cu_cols_vec_width(KCtx *c);
-/* the lowering of kernel ki of plans[p] */
-const Lowering *cu_lowering(const CudaModule *m, int p, int ki);
 /* o->cuda, checked to be the lowering of these plans with these options */
 const CudaModule *cu_module(Plan **plans, int nplans, const EmitOptions *o);
 

@@ -560,10 +560,10 @@ void cu_finish_reduction(KCtx *c, const IrNode *r, const char *sub, const char *
          * identity, which must become i32's own (INT32_MIN/MAX), not its
          * low word (0 or -1); any other value fits */
         emit_line(&c->w, "const int %s = (int)fz_sat_i32((long long)R%d::fin(a%d%s, (long long)%s));", in->name,
-             r->id, r->id, sub, count);
+                  r->id, r->id, sub, count);
     else
         emit_line(&c->w, "const %s %s = (%s)R%d::fin(a%d%s, (long long)%s);", cu_ctype(r->dtype), in->name,
-             cu_ctype(r->dtype), r->id, r->id, sub, count);
+                  cu_ctype(r->dtype), r->id, r->id, sub, count);
     int vi = cu_value_index(c, r);
     if (vi >= 0)
         c->reduced_val[vi] = in->name;

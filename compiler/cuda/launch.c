@@ -125,10 +125,9 @@ static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, co
  * won (softmax at 30001 129.8 against 188.1, 156.2 in shared memory);
  * f32 layernorm (48 registers) held one of 1024 and three of 512, which
  * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
- * 261.8), where its 396 rows in flight no longer fit L2 (the first device
- * call of the fourteenth session; since the partial vectors left the loop,
- * row_wloop_pass, the six benchmark kernels take at most 32 registers
- * and blocks of 1024, and 512 is for bodies of more).  Rows past L2
+ * 261.8), where its 396 rows in flight no longer fit L2.  With the partial
+ * vectors outside the loop (row_wloop_pass) the six benchmark kernels take
+ * at most 32 registers and blocks of 1024; 512 is for bodies of more.  Rows past L2
  * take shared memory where it holds them, else host_row_wloop_rest.  The
  * queries are skipped when the rows of one block a multiprocessor do not
  * fit (in the nvrtc target each compiles its kernel).  Each launch passes
@@ -183,20 +182,18 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
     buf_puts(b, "    }\n");
 }
 
-/* The stub of one kernel (emit.h): recompute the group sizes and magic
- * numbers from dims, pick the variant (alignment, row length, int32 range)
- * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
- * test is done here, on the host, once per call. */
-static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+/* The scratch of a kernel: NAME_scratch_bytes, and for reduce kernels
+ * NAME_scratch_zero_bytes. */
+static void launch_scratch(KCtx *c, Buf *b)
 {
     const Kernel *k = c->k;
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
     int nreds = 0;
     for (int i = 0; i < k->nvalues; i++)
         nreds += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    int cols = cu_is_cols_scheme(c);
     buf_printf(b, "\n/* launch %s */\n", k->name);
     buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
-    int cols = cu_is_cols_scheme(c);
     if (scalar && c->atomic)
         buf_printf(b, "    return %d + %d; /* ticket counter, then one atomic accumulator per reduction */\n",
                    SCALAR_HEAD, nreds * 8);
@@ -235,6 +232,293 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             buf_puts(b, "    return 0;\n");
         buf_puts(b, "}\n");
     }
+}
+
+/* Loop kernels: the vector variants where pointers and rows allow, one
+ * pass over the whole array, int32 indices where they fit. */
+static void launch_loop(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    Buf n = {0};
+    int V = c->L->vw;
+    host_product(c, -1, &n);
+    buf_printf(b, "    const int64_t n = %s;\n", n.data);
+    buf_puts(b, "    if (n == 0)\n        return FUSERT_SUCCESS;\n");
+    if (V > 1) {
+        buf_printf(b, "    int vec = 1; /* 16-byte accesses need aligned pointers%s */\n",
+                   c->ng > 1 ? " and whole vectors per row" : "");
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           V * dtype_size(MDT(c, c->acc[a].node)));
+        for (int i = 0; i < k->noutputs; i++) {
+            Access a = {k->outputs[i], {0}};
+            cu_out_map(c, k->outputs[i], a.map);
+            if (cu_acc_full(c, &a))
+                buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
+                           V * dtype_size(MDT(c, k->outputs[i])));
+        }
+        if (c->L->wrap) {
+            /* aligned, but rows that do not hold whole vectors: the
+             * wrapping body, when a row holds at least one vector */
+            buf_printf(b, "    const int vecw = vec && gs%d %% %d != 0 && gs%d >= %d;\n", c->ng - 1, V,
+                       c->ng - 1, V);
+            buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+            buf_printf(b, "    const int64_t per = vec || vecw ? %d : 1;\n", V);
+        } else {
+            if (c->ng > 1)
+                buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+            buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
+        }
+    } else {
+        buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
+    }
+    /* the whole array in one pass: a thread takes one double step (two
+     * vectors, both loads in flight), or one vector when the body does
+     * little arithmetic a byte (cu_loop_light).  The int32 bound is the
+     * largest index the body forms: below n plus twice the grid's
+     * elements, or with one vector a thread twice the grid's elements */
+    const int light = cu_loop_light(c);
+    if (light)
+        buf_puts(b, "    /* light: one vector a thread */\n");
+    buf_printf(b, "    int64_t blocks = (n + per * %d - 1) / (per * %d);\n", light ? 256 : 512,
+               light ? 256 : 512);
+    buf_puts(b, "    if (blocks > (int64_t)1 << 30)\n        blocks = (int64_t)1 << 30;\n");
+    buf_printf(b, "    const int big = %s2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n",
+               light ? "" : "n + ");
+    buf_puts(b, "    (void)vec;\n");
+    for (int i = 0; i < nv; i++) {
+        if (v[i].kind == VK_LOOP_V && v[i].i64)
+            buf_puts(b, "    if (vec)\n");
+        else if (v[i].kind == VK_LOOP_V)
+            buf_puts(b, "    if (vec && !big)\n");
+        else if (v[i].kind == VK_LOOP_W)
+            buf_puts(b, "    if (vecw && !big)\n");
+        else if (!v[i].i64)
+            buf_puts(b, "    if (!big)\n");
+        int last = i == nv - 1;
+        host_launch(b, last ? "    " : "        ", base + i, &v[i], "(unsigned)blocks", "256");
+    }
+    buf_free(&n);
+}
+
+/* Column reductions: tiles of 32 columns (32 vectors when aligned), the
+ * reduced range split over blockIdx.z. */
+static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    host_cols_sizes(c, b);
+    buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
+                  "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                  "\"%s: no scratch buffer\");\n", k->name);
+    int vw = v[0].vw;
+    if (vw > 1) {
+        buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_printf(b, "    const int64_t tiles_x = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
+    } else
+        buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
+    buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
+                "    /* split the reduced range into one wave of about four blocks per\n"
+                "     * multiprocessor; a few outputs (two tiles) into several waves */\n"
+                "    int64_t ns = nO * nI > 256 ? (int64_t)sm_count * 4 / (tiles_x * grid_y)\n"
+                "                               : ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
+    buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
+    buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
+                "    nsplit = (int)ns;\n");
+    if (vw > 1) {
+        buf_puts(b, "    if (vec)\n    ");
+        buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                      "stream, args);\n", base, v[0].name);
+    }
+    buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                  "stream, args);\n", base + nv - 1, v[nv - 1].name);
+}
+
+/* Full reductions: a chunk a block, the vector variant on aligned inputs. */
+static void launch_scalar(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    Buf n = {0};
+    host_product(c, -1, &n);
+    buf_printf(b, "    const int64_t n = %s;\n", n.data);
+    buf_printf(b, "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                  "\"%s: no scratch buffer\");\n", k->name);
+    buf_puts(b, "    int64_t blocks = (n + 511) / 512;\n");
+    buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
+                  "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
+               SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
+    if (v[0].vw > 1) {
+        /* vector variant: aligned full accesses */
+        buf_puts(b, "    int vec = 1;\n");
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_puts(b, "    if (vec) {\n");
+        /* contiguous chunks of T steps (fzk_scalar_steps) */
+        buf_printf(b, "        const int64_t steps = (n / %d * %d + %d) / %d;\n", v[0].vw, v[0].vw,
+                   512 * v[0].vw - 1, 512 * v[0].vw);
+        buf_puts(b, "        const int64_t T = fzk_scalar_steps(steps);\n"
+                    "        blocks = (steps + T - 1) / T;\n        if (blocks < 1)\n            blocks = 1;\n");
+        host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
+        buf_puts(b, "    }\n");
+    } else if (nv > 1) {
+        buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
+        host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
+    }
+    host_launch(b, "    ", base + nv - 1, &v[nv - 1], "(unsigned)blocks", "512");
+    buf_free(&n);
+}
+
+/* A row held in dynamic shared memory (the _rsm variants): CAP elements a
+ * thread (as the kernel computes it), when the device lets a block have
+ * them beside its static shared memory. */
+static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const char *cond, int ebytes, Buf *b)
+{
+    /* smem_row_bytes and smem_fits, over the call's rlen */
+    int span = v[i].tpr * v[i].vw;
+    int per = 1024 / v[i].bs;
+    char ok[32];
+    if (v[i].sh)
+        snprintf(ok, sizeof ok, "rwin");
+    else {
+        host_row_vec_check(c, b, i, v[i].vw);
+        snprintf(ok, sizeof ok, "rvec%d", i);
+    }
+    buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
+               v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
+    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
+               SMEM_ROW_MAX_OPTIN);
+    buf_puts(b, "        int smo = 0;\n"
+                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
+                "        if (sst != FUSERT_SUCCESS)\n"
+                "            return sst;\n");
+    buf_printf(b, "        if (%d * (smb%d + %d) <= smo && smb%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
+               per, i, SMEM_ROW_STATIC, i);
+    buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
+               v[i].bs);
+    buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
+                  "stream, args);\n", base + i, v[i].name, v[i].bs, i);
+    buf_puts(b, "        }\n    }\n");
+}
+/* Row kernels: the first variant whose row shape and alignment hold, in
+ * plan order: on-chip, warp a row, windowed looped, block a row. */
+static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    Buf n = {0};
+    Buf r = {0};
+    host_product(c, 0, &n);
+    host_product(c, 1, &r);
+    buf_printf(b, "    const int64_t nrows = %s;\n", n.data);
+    buf_printf(b, "    const int64_t rlen = %s; /* elements per row */\n", r.data);
+    buf_puts(b, "    if (nrows == 0)\n        return FUSERT_SUCCESS;\n");
+    buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
+                " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
+    buf_puts(b, "    int64_t blocks;\n");
+    const int ebytes = cu_row_elem_bytes(c);
+    /* on-chip variants first, then warp per row, then block per row */
+    int win_checked = 0;
+    int wi = -1; /* the index of _blockw (host_row_wloop_fit) */
+    for (int i = 0; i < nv; i++) {
+        const char *cond = v[i].i64 ? "" : "!big && ";
+        if (v[i].kind == VK_ROW_C) {
+            int rpb = v[i].bs / v[i].tpr;
+            if (v[i].sh)
+                host_row_window_check(c, b, v[i].vw, &win_checked);
+            if (v[i].sm) {
+                launch_row_smem(c, v, i, base, cond, ebytes, b);
+                continue;
+            }
+            if (v[i].sh) {
+                /* the row plus its shift fits */
+                buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
+            } else if (v[i].cl > 1) {
+                /* a row over the blocks of a cluster: whole aligned
+                 * vectors, and a kernel built with the cluster width
+                 * (sm_90 on; FUSEC_CLUSTER_WIDTH reads 0 otherwise) */
+                host_row_vec_check(c, b, i, v[i].vw);
+                buf_printf(b, "    int clw%d = 0;\n", i);
+                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].cl * v[i].tpr * v[i].cap);
+                buf_printf(b, "        const fusert_status cst = FUSEC_CLUSTER_WIDTH(%d, %s, &clw%d);\n", base + i,
+                           v[i].name, i);
+                buf_puts(b, "        if (cst != FUSERT_SUCCESS)\n            return cst;\n    }\n");
+                buf_printf(b, "    if (clw%d == %d) {\n", i, v[i].cl);
+                buf_puts(b, "        blocks = nrows;\n");
+            } else if (v[i].vw > 1) {
+                /* 16-byte row accesses: whole vectors per row, aligned rows */
+                host_row_vec_check(c, b, i, v[i].vw);
+                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
+            } else
+                buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
+            if (v[i].cl == 1)
+                buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
+        } else if (v[i].tpr == 32) {
+            buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
+            buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+        } else if (v[i].sh) {
+            /* the looped body with windowed vectors: rows at any
+             * offset past the on-chip variants (host_row_wloop) */
+            host_row_window_check(c, b, v[i].vw, &win_checked);
+            if (!v[i].i64 && v[i].bs == 1024) {
+                host_row_wloop_fit(c, b, v, i, base);
+                wi = i;
+            } else if (v[i].i64)
+                host_row_wloop_rest(b, v, wi, i, base);
+            continue;
+        } else if (v[i].vw > 1) {
+            /* the looped body with vectors: rows of whole aligned vectors,
+             * when there are too few rows to fill the machine.  On the
+             * H200 (2^26 f32 elements) it took softmax, layernorm and
+             * rmsnorm at 262144 (256 rows) from 471, 501, 330 us to 401,
+             * 332, 225, and at 131072 (512 rows) from 318, 329, 236 to
+             * 320, 316, 223; with rows enough for a full wave it was
+             * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
+             * 40000: 284 -> 328 softmax), cause not isolated */
+            host_row_vec_check(c, b, i, v[i].vw);
+            buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4)\n", i);
+            host_launch(b, "        ", base + i, &v[i], "(unsigned)nrows", "256");
+            continue;
+        } else {
+            /* the last resort: any row length, int64 indices */
+            buf_puts(b, "    blocks = nrows;\n");
+            buf_puts(b, "    if (blocks > (int64_t)sm_count * 32)\n        blocks = (int64_t)sm_count * 32;\n");
+            host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
+            continue;
+        }
+        if (v[i].kind == VK_ROW_C) {
+            /* blocks holds groups of rows (one row for a cluster, else
+             * the block's rows); the grid follows from their bytes */
+            int gr = v[i].cl > 1 ? 1 : v[i].bs / v[i].tpr;
+            buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %d, sm_count, %d);\n", gr * ebytes,
+                       v[i].bs, v[i].cl);
+        } else {
+            /* a row reduction, a warp a row: at most 256 blocks a
+             * multiprocessor, the grid these kernels are measured with
+             * (fzk_row_grid is measured on the cached ones above) */
+            buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
+        }
+        char bs[16];
+        snprintf(bs, sizeof bs, "%d", v[i].bs);
+        host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
+        buf_puts(b, "    }\n");
+    }
+    buf_free(&r);
+    buf_free(&n);
+}
+/* The stub of one kernel (emit.h): recompute the group sizes and magic
+ * numbers from dims, pick the variant (alignment, row length, int32 range)
+ * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
+ * test is done here, on the host, once per call. */
+static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
+    int cols = cu_is_cols_scheme(c);
+    launch_scratch(c, b);
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
                "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
@@ -261,262 +545,23 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
          * (fzk_row_rev, row_elem_loop_vec) */
         buf_printf(b, "    int wrev = 0;\n    void *wargs[] = {%s, (void *)&wrev};\n", args.data);
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
-    Buf n = {0};
-    if (k->kind == KK_LOOP) {
-        int V = c->L->vw;
-        host_product(c, -1, &n);
-        buf_printf(b, "    const int64_t n = %s;\n", n.data);
-        buf_puts(b, "    if (n == 0)\n        return FUSERT_SUCCESS;\n");
-        if (V > 1) {
-            buf_printf(b, "    int vec = 1; /* 16-byte accesses need aligned pointers%s */\n",
-                       c->ng > 1 ? " and whole vectors per row" : "");
-            for (int a = 0; a < c->nacc; a++)
-                if (cu_acc_full(c, &c->acc[a]))
-                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               V * dtype_size(MDT(c, c->acc[a].node)));
-            for (int i = 0; i < k->noutputs; i++) {
-                Access a = {k->outputs[i], {0}};
-                cu_out_map(c, k->outputs[i], a.map);
-                if (cu_acc_full(c, &a))
-                    buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
-                               V * dtype_size(MDT(c, k->outputs[i])));
-            }
-            if (c->L->wrap) {
-                /* aligned, but rows that do not hold whole vectors: the
-                 * wrapping body, when a row holds at least one vector */
-                buf_printf(b, "    const int vecw = vec && gs%d %% %d != 0 && gs%d >= %d;\n", c->ng - 1, V,
-                           c->ng - 1, V);
-                buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
-                buf_printf(b, "    const int64_t per = vec || vecw ? %d : 1;\n", V);
-            } else {
-                if (c->ng > 1)
-                    buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
-                buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
-            }
-        } else {
-            buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
-        }
-        /* the whole array in one pass: a thread takes one double step (two
-         * vectors, both loads in flight), or one vector when the body does
-         * little arithmetic a byte (cu_loop_light).  The int32 bound is the
-         * largest index the body forms: below n plus twice the grid's
-         * elements, or with one vector a thread twice the grid's elements */
-        const int light = cu_loop_light(c);
-        if (light)
-            buf_puts(b, "    /* light: one vector a thread */\n");
-        buf_printf(b, "    int64_t blocks = (n + per * %d - 1) / (per * %d);\n", light ? 256 : 512,
-                   light ? 256 : 512);
-        buf_puts(b, "    if (blocks > (int64_t)1 << 30)\n        blocks = (int64_t)1 << 30;\n");
-        buf_printf(b, "    const int big = %s2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n",
-                   light ? "" : "n + ");
-        buf_puts(b, "    (void)vec;\n");
-        for (int i = 0; i < nv; i++) {
-            if (v[i].kind == VK_LOOP_V && v[i].i64)
-                buf_puts(b, "    if (vec)\n");
-            else if (v[i].kind == VK_LOOP_V)
-                buf_puts(b, "    if (vec && !big)\n");
-            else if (v[i].kind == VK_LOOP_W)
-                buf_puts(b, "    if (vecw && !big)\n");
-            else if (!v[i].i64)
-                buf_puts(b, "    if (!big)\n");
-            int last = i == nv - 1;
-            host_launch(b, last ? "    " : "        ", base + i, &v[i], "(unsigned)blocks", "256");
-        }
-    } else if (cols) {
-        host_cols_sizes(c, b);
-        buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
-                      "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
-                      "\"%s: no scratch buffer\");\n", k->name);
-        int vw = v[0].vw;
-        if (vw > 1) {
-            buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
-            for (int a = 0; a < c->nacc; a++)
-                if (cu_acc_full(c, &c->acc[a]))
-                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               vw * dtype_size(MDT(c, c->acc[a].node)));
-            buf_printf(b, "    const int64_t tiles_x = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
-        } else
-            buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
-        buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
-                    "    /* split the reduced range into one wave of about four blocks per\n"
-                    "     * multiprocessor; a few outputs (two tiles) into several waves */\n"
-                    "    int64_t ns = nO * nI > 256 ? (int64_t)sm_count * 4 / (tiles_x * grid_y)\n"
-                    "                               : ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
-        buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
-        buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
-                    "    nsplit = (int)ns;\n");
-        if (vw > 1) {
-            buf_puts(b, "    if (vec)\n    ");
-            buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
-                          "stream, args);\n", base, v[0].name);
-        }
-        buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
-                      "stream, args);\n", base + nv - 1, v[nv - 1].name);
-    } else if (scalar) {
-        host_product(c, -1, &n);
-        buf_printf(b, "    const int64_t n = %s;\n", n.data);
-        buf_printf(b, "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
-                      "\"%s: no scratch buffer\");\n", k->name);
-        buf_puts(b, "    int64_t blocks = (n + 511) / 512;\n");
-        buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
-                      "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
-                   SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
-        if (v[0].vw > 1) {
-            /* vector variant: aligned full accesses */
-            buf_puts(b, "    int vec = 1;\n");
-            for (int a = 0; a < c->nacc; a++)
-                if (cu_acc_full(c, &c->acc[a]))
-                    buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                               v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
-            buf_puts(b, "    if (vec) {\n");
-            /* contiguous chunks of T steps (fzk_scalar_steps) */
-            buf_printf(b, "        const int64_t steps = (n / %d * %d + %d) / %d;\n", v[0].vw, v[0].vw,
-                       512 * v[0].vw - 1, 512 * v[0].vw);
-            buf_puts(b, "        const int64_t T = fzk_scalar_steps(steps);\n"
-                        "        blocks = (steps + T - 1) / T;\n        if (blocks < 1)\n            blocks = 1;\n");
-            host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
-            buf_puts(b, "    }\n");
-        } else if (nv > 1) {
-            buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
-            host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
-        }
-        host_launch(b, "    ", base + nv - 1, &v[nv - 1], "(unsigned)blocks", "512");
-    } else {
-        Buf r = {0};
-        host_product(c, 0, &n);
-        host_product(c, 1, &r);
-        buf_printf(b, "    const int64_t nrows = %s;\n", n.data);
-        buf_printf(b, "    const int64_t rlen = %s; /* elements per row */\n", r.data);
-        buf_puts(b, "    if (nrows == 0)\n        return FUSERT_SUCCESS;\n");
-        buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
-                    " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
-        buf_puts(b, "    int64_t blocks;\n");
-        const int ebytes = cu_row_elem_bytes(c);
-        /* on-chip variants first, then warp per row, then block per row */
-        int win_checked = 0;
-        int wi = -1; /* the index of _blockw (host_row_wloop_fit) */
-        for (int i = 0; i < nv; i++) {
-            const char *cond = v[i].i64 ? "" : "!big && ";
-            if (v[i].kind == VK_ROW_C) {
-                int rpb = v[i].bs / v[i].tpr;
-                if (v[i].sh)
-                    host_row_window_check(c, b, v[i].vw, &win_checked);
-                if (v[i].sm) {
-                    /* the row in shared memory: CAP elements a thread (as
-                     * the kernel computes it), when the device lets a block
-                     * have them beside its static shared memory */
-                    /* smem_row_bytes and smem_fits, over the call's rlen */
-                    int span = v[i].tpr * v[i].vw;
-                    int per = 1024 / v[i].bs;
-                    char ok[32];
-                    if (v[i].sh)
-                        snprintf(ok, sizeof ok, "rwin");
-                    else {
-                        host_row_vec_check(c, b, i, v[i].vw);
-                        snprintf(ok, sizeof ok, "rvec%d", i);
-                    }
-                    buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
-                               v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
-                    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
-                               SMEM_ROW_MAX_OPTIN);
-                    buf_puts(b, "        int smo = 0;\n"
-                                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
-                                "        if (sst != FUSERT_SUCCESS)\n"
-                                "            return sst;\n");
-                    buf_printf(b, "        if (%d * (smb%d + %d) <= smo && smb%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
-                               per, i, SMEM_ROW_STATIC, i);
-                    buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
-                               v[i].bs);
-                    buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
-                                  "stream, args);\n", base + i, v[i].name, v[i].bs, i);
-                    buf_puts(b, "        }\n    }\n");
-                    continue;
-                }
-                if (v[i].sh) {
-                    /* the row plus its shift fits */
-                    buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
-                } else if (v[i].cl > 1) {
-                    /* a row over the blocks of a cluster: whole aligned
-                     * vectors, and a kernel built with the cluster width
-                     * (sm_90 on; FUSEC_CLUSTER_WIDTH reads 0 otherwise) */
-                    host_row_vec_check(c, b, i, v[i].vw);
-                    buf_printf(b, "    int clw%d = 0;\n", i);
-                    buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].cl * v[i].tpr * v[i].cap);
-                    buf_printf(b, "        const fusert_status cst = FUSEC_CLUSTER_WIDTH(%d, %s, &clw%d);\n", base + i,
-                               v[i].name, i);
-                    buf_puts(b, "        if (cst != FUSERT_SUCCESS)\n            return cst;\n    }\n");
-                    buf_printf(b, "    if (clw%d == %d) {\n", i, v[i].cl);
-                    buf_puts(b, "        blocks = nrows;\n");
-                } else if (v[i].vw > 1) {
-                    /* 16-byte row accesses: whole vectors per row, aligned rows */
-                    host_row_vec_check(c, b, i, v[i].vw);
-                    buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
-                } else
-                    buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
-                if (v[i].cl == 1)
-                    buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
-            } else if (v[i].tpr == 32) {
-                buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
-                buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
-            } else if (v[i].sh) {
-                /* the looped body with windowed vectors: rows at any
-                 * offset past the on-chip variants (host_row_wloop) */
-                host_row_window_check(c, b, v[i].vw, &win_checked);
-                if (!v[i].i64 && v[i].bs == 1024) {
-                    host_row_wloop_fit(c, b, v, i, base);
-                    wi = i;
-                } else if (v[i].i64)
-                    host_row_wloop_rest(b, v, wi, i, base);
-                continue;
-            } else if (v[i].vw > 1) {
-                /* the looped body with vectors: rows of whole aligned vectors,
-                 * when there are too few rows to fill the machine.  On the
-                 * H200 (2^26 f32 elements) it took softmax, layernorm and
-                 * rmsnorm at 262144 (256 rows) from 471, 501, 330 us to 401,
-                 * 332, 225, and at 131072 (512 rows) from 318, 329, 236 to
-                 * 320, 316, 223; with rows enough for a full wave it was
-                 * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
-                 * 40000: 284 -> 328 softmax), cause not isolated */
-                host_row_vec_check(c, b, i, v[i].vw);
-                buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4)\n", i);
-                host_launch(b, "        ", base + i, &v[i], "(unsigned)nrows", "256");
-                continue;
-            } else {
-                /* the last resort: any row length, int64 indices */
-                buf_puts(b, "    blocks = nrows;\n");
-                buf_puts(b, "    if (blocks > (int64_t)sm_count * 32)\n        blocks = (int64_t)sm_count * 32;\n");
-                host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
-                continue;
-            }
-            if (v[i].kind == VK_ROW_C) {
-                /* blocks holds groups of rows (one row for a cluster, else
-                 * the block's rows); the grid follows from their bytes */
-                int gr = v[i].cl > 1 ? 1 : v[i].bs / v[i].tpr;
-                buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %d, sm_count, %d);\n", gr * ebytes,
-                           v[i].bs, v[i].cl);
-            } else {
-                /* a row reduction, a warp a row: the grid fzk_row_grid
-                 * replaced for the kernels above was not measured on these
-                 * (docs/benchmarks.md, eleventh session), so they keep it */
-                buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
-            }
-            char bs[16];
-            snprintf(bs, sizeof bs, "%d", v[i].bs);
-            host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
-            buf_puts(b, "    }\n");
-        }
-        buf_free(&r);
-    }
+    if (k->kind == KK_LOOP)
+        launch_loop(c, v, nv, base, b);
+    else if (cols)
+        launch_cols(c, v, nv, base, b);
+    else if (scalar)
+        launch_scalar(c, v, nv, base, b);
+    else
+        launch_rows(c, v, nv, base, b);
     buf_puts(b, "}\n");
-    buf_free(&n);
     buf_free(&decl);
     buf_free(&args);
 }
 
-/* The stubs of every kernel of the module, after the magic-number helper. */
-void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+/* The host helpers every module's stubs share: magic numbers, the row,
+ * column and full-reduction grid rules and the macros a build may set. */
+static void emit_launch_helpers(Buf *out)
 {
-    const CudaModule *m = cu_module(plans, nplans, o);
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
              " * (fz_udiv in the kernels); unused by the int64 variants. */\n"
@@ -581,8 +626,8 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
              "#else\n"
              "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n)\n"
              "#endif\n");
-    /* On the H200 (2^26 elements, fifteenth session's first device call,
-     * every second pass backwards always / never): f32 softmax at 16387 /
+    /* On the H200 (2^26 elements, every second pass backwards always /
+     * never): f32 softmax at 16387 /
      * 22001 / 25001 / 28001 192.0 / 182.8 / 183.1 / 185.3 against 189.1 /
      * 182.3 / 186.0 / 191.7 us, rmsnorm 175.4 / 167.4 / 172.8 / 175.5
      * against 160.1 / 166.5 / 172.7 / 179.1; bf16 softmax at 30001 /
@@ -665,6 +710,13 @@ void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *
                "}\n",
                SCALAR_MAX_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS,
                SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS);
+}
+
+/* The stubs of every kernel of the module, after the shared helpers. */
+void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+{
+    const CudaModule *m = cu_module(plans, nplans, o);
+    emit_launch_helpers(out);
     for (int i = 0; i < m->nkern; i++) {
         const Lowering *L = &m->kern[i];
         KCtx c;

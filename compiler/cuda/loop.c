@@ -15,7 +15,7 @@ static void loop_vec_loads(KCtx *c, int V, const char *iv, const char *sfx, int 
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_full(c, &c->acc[a]))
             emit_line(&c->w, "const fz_vec<%s, %d> va%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", cu_stype(MDT(c, c->acc[a].node)),
-                 V, a, sfx, cu_stype(MDT(c, c->acc[a].node)), V, c->inbuf[c->acc[a].node->id], iv);
+                      V, a, sfx, cu_stype(MDT(c, c->acc[a].node)), V, c->inbuf[c->acc[a].node->id], iv);
     for (int a = 0; c->loopbv && a < c->nacc; a++) {
         if (!cu_acc_loopbv(c, &c->acc[a], V))
             continue;

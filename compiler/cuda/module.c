@@ -23,14 +23,14 @@ static const char *const atomic_preamble[] = {
  * source once per kernel with -DFUSERT_KERNEL=<K_INDEX>, which leaves that
  * wrapper alone, so only its body template is instantiated and a launch
  * pays for the one variant it picks.  Without the macro every kernel is
- * there (a whole-module compile, as older fusert does). */
+ * there (a whole-module compile). */
 static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
 {
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c);
     cu_body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
-                              : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
+                                 : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
     cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
     /* the windowed looped kernels take one more: wrev (cu_emit_row_body) */
     Buf psw = {0}, asw = {0};
@@ -49,19 +49,19 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * registers and spilled 80 bytes a thread (sm_90); (1024, 1)
              * gives it 46 and no spill; (512, 2) two blocks of 512 */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
-                 v[i].name, pd);
+                      v[i].name, pd);
         else if (v[i].kind == VK_ROW_C && v[i].cl > 1)
             /* two blocks of 512 a multiprocessor (64 registers): one loads
              * while the other reduces and writes (layernorm's took 86
              * registers unbounded) */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
-                 1024 / v[i].bs, v[i].cl, v[i].name, pd);
+                      1024 / v[i].bs, v[i].cl, v[i].name, pd);
         else if (wl && v[i].bs < 1024)
             /* the windowed looped body in blocks of 512: at least two a
              * multiprocessor (64 registers), or it would not be taken
              * over the block of 1024 */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
-                 v[i].name, pd);
+                      v[i].name, pd);
         else
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, pd);
         emit_line(&c->w, "{");
@@ -74,7 +74,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             int ne = 0;
             if (v[i].sm) {
                 emit_line(&c->w, "    %s_rs_body<%s, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw,
-                     c->window ? (v[i].sh ? ", true" : ", false") : "", as.data);
+                          c->window ? (v[i].sh ? ", true" : ", false") : "", as.data);
                 break;
             }
             if (c->window)
@@ -82,13 +82,13 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             if (c->cluster)
                 snprintf(extra + ne, sizeof extra - (size_t)ne, ", %d", v[i].cl);
             emit_line(&c->w, "    %s_rc_body<%s, %d, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
-                 extra, as.data);
+                      extra, as.data);
             break;
         }
         case VK_ROW_L:
             if (v[i].vw > 1)
                 emit_line(&c->w, "    %s_%s_body<%s, %d, %d, %d>(%s);", c->k->name, v[i].sh ? "rlw" : "rlv", I, v[i].tpr,
-                     v[i].bs, v[i].vw, wl ? asw.data : as.data);
+                          v[i].bs, v[i].vw, wl ? asw.data : as.data);
             else
                 emit_line(&c->w, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
             break;

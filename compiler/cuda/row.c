@@ -78,7 +78,7 @@ static void row_vec_load(KCtx *c, int a)
     const char *st = cu_stype(MDT(c, c->acc[a].node));
     cu_acc_offset(c, &c->acc[a], "I", &off);
     emit_line(&c->w, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, c->inbuf[c->acc[a].node->id],
-         off.data);
+              off.data);
     buf_free(&off);
 }
 
@@ -99,14 +99,14 @@ static void row_vec_stores(KCtx *c, int sh)
             cu_acc_offset(c, &a, "I", &off);
             if (!sh) {
                 emit_line(&c->w, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i,
-                     off.data, i);
+                          off.data, i);
                 buf_free(&off);
                 continue;
             }
             const char *RR = row_end(c);
             emit_line(&c->w, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
             emit_line(&c->w, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i,
-                 off.data, i);
+                      off.data, i);
             emit_line(&c->w, "else {");
             cu_open_scope(c);
             c->gi[g] = "(rb + j)";
@@ -259,7 +259,7 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
  * loads a pass in one warp while the others waited at the block's barrier
  * (ncu, bf16 softmax at 50257: 3.38 cycles of barrier stall an issued
  * instruction against torch eager's 1.71; after, 2.87), and on the H200
- * (2^26 elements, fifteenth session's third device call) spreading them
+ * (2^26 elements) spreading them
  * took bf16 softmax at 16387 / 30001 / 50257 / 65537 from 173.3 / 140.8 /
  * 135.2 / 128.8 to 149.0 / 135.3 / 130.8 / 124.4 us, layernorm bf16 at
  * 16387 / 50257 from 176.9 / 155.5 to 158.8 / 143.8.  Of 4 (f32) the
@@ -574,10 +574,170 @@ static void row_shift(KCtx *c)
     cu_acc_offset(c, &c->acc[a0], "I", &off);
     c->gi[g] = saved;
     emit_line(&c->w, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
-         c->inbuf[c->acc[a0].node->id], off.data, cu_stype(MDT(c, c->acc[a0].node)));
+              c->inbuf[c->acc[a0].node->id], off.data, cu_stype(MDT(c, c->acc[a0].node)));
     buf_free(&off);
 }
 
+/* The cached row bodies: read this lane's part of the row once into
+ * registers (xc<a>[CAP]) or shared memory, whole vectors, a windowed
+ * partial vector an element at a time, zeros past the row's end. */
+static void row_cache_load(KCtx *c)
+{
+    /* read the row once into registers (or shared memory) */
+    for (int a = 0; a < c->nacc && !c->smem; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            emit_line(&c->w, "%s xc%d[CAP];", cu_ctype(c->acc[a].node->dtype), a);
+    const char *RR = row_end(c);
+    if (c->cluster) {
+        /* a row over the CL blocks of a cluster: this block's part, a
+         * whole number of vectors from the row's start (the launcher
+         * checked that the row is CL parts of at most TPR * CAP) */
+        const char *len = c->subwarp ? "Rr" : "R";
+        emit_line(&c->w, "const I seg = CL > 1 ? (%s + (I)(CL * V) - 1) / (I)(CL * V) * (I)V : %s;", len, len);
+        emit_line(&c->w, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
+        emit_line(&c->w, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
+    }
+    if (c->window)
+        row_shift(c);
+    emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
+    emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+    if (c->window)
+        emit_line(&c->w, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
+    else
+        emit_line(&c->w, "if (rb < %s) {", RR);
+    cu_open_scope(c);
+    cu_decompose(c, "rb", 1);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a])) {
+            Buf e = {0}, cv = {0};
+            row_vec_load(c, a);
+            buf_printf(&e, "t%d.v[j]", a);
+            cu_xc_value(c, a, e.data, &cv);
+            Buf x = {0};
+            cu_xc_ref(c, &x, a, "kk * V + j");
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++)");
+            emit_line(&c->w, "    %s = %s;", x.data, cv.data);
+            buf_free(&x);
+            buf_free(&e);
+            buf_free(&cv);
+        }
+    cu_close_scope(c);
+    if (c->window) {
+        /* a partial first or last vector: an element at a time */
+        emit_line(&c->w, "else if (SH && rb < %s) {", RR);
+        cu_open_scope(c);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        cu_open_scope(c);
+        emit_line(&c->w, "const I r = rb + j;");
+        cu_decompose(c, "r", 1);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_cached(c, &c->acc[a])) {
+                Buf off = {0}, e = {0}, cv = {0};
+                cu_acc_offset(c, &c->acc[a], "I", &off);
+                buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
+                cu_xc_value(c, a, e.data, &cv);
+                Buf x = {0};
+                cu_xc_ref(c, &x, a, "kk * V + j");
+                emit_line(&c->w, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
+                buf_free(&x);
+                buf_free(&off);
+                buf_free(&e);
+                buf_free(&cv);
+            }
+        cu_close_scope(c);
+        cu_close_scope(c);
+    }
+    emit_line(&c->w, "else {");
+    cu_open_scope(c);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a])) {
+            Buf x = {0};
+            cu_xc_ref(c, &x, a, "kk * V + j");
+            emit_line(&c->w, "%s = 0;", x.data);
+            buf_free(&x);
+        }
+    cu_close_scope(c);
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+/* The reductions of a row in dependency rounds (each a pass over the
+ * row, then a warp, block or cluster reduce), then the outputs: a last
+ * pass for the element outputs, lane 0 for the per-row ones. */
+static void row_rounds(KCtx *c, int cached)
+{
+    const Kernel *k = c->k;
+    /* reductions in dependency rounds */
+    int maxl = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            int l = cu_red_level(c, k->values[i], 1) + 1;
+            if (l > maxl)
+                maxl = l;
+        }
+    const IrNode *reds[64];
+    /* is there an output pass after the last round? */
+    int has_elem_final = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0))
+            has_elem_final = 1;
+    c->xc_e = NULL;
+    for (int L = 1; L <= maxl; L++) {
+        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0};
+        for (int i = 0; i < k->nvalues; i++)
+            if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
+                rc.nreds < 64)
+                reds[rc.nreds++] = k->values[i];
+        emit_line(&c->w, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
+        for (int i = 0; i < rc.nreds; i++) {
+            int8_t m[IR_MAX_RANK];
+            cu_space_map(c, reds[i]->in[0].node, m);
+            cu_hoist(c, reds[i]->in[0].node, m);
+            emit_line(&c->w, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+        }
+        row_elem_loop(c, cached, cu_round_elem, &rc);
+        for (int i = 0; i < rc.nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
+                         " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
+            if (cached && c->cluster) {
+                emit_line(&c->w, "if (CL > 1)");
+                emit_line(&c->w, "    a%d = fz_cluster_reduce<R%d, CL>(a%d, clp);", id, id, id);
+            }
+            cu_finish_reduction(c, reds[i], "", "R");
+        }
+    }
+    /* the outputs: per element (a last pass) and per row (lane 0) */
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0)) {
+            int8_t m[IR_MAX_RANK];
+            cu_out_map_of(c, i, m);
+            cu_hoist(c, k->outputs[i], m);
+        }
+    if (has_elem_final) {
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0};
+        emit_line(&c->w, "/* write the row */");
+        row_elem_loop(c, cached, cu_round_elem, &rc);
+    }
+    int has_row_out = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        has_row_out |= !cu_out_is_elem(c, i);
+    if (has_row_out) {
+        emit_line(&c->w, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
+                  cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
+        cu_open_scope(c);
+        for (int i = 0; i < k->noutputs; i++)
+            if (!cu_out_is_elem(c, i))
+                cu_emit_store(c, i, "I");
+        cu_close_scope(c);
+    }
+}
 /* The row scheme.  A "row" is one point of the kept groups (flat index
  * `row`), its elements the points of the reduced groups (flat index r).
  * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
@@ -597,13 +757,13 @@ void cu_emit_row_body(KCtx *c, int cached)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
     else if (cached)
         emit_line(&c->w, "template <class I, int TPR, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
-             c->cluster ? ", int CL" : "");
+                  c->cluster ? ", int CL" : "");
     else if (c->loopvec)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V>");
     else
         emit_line(&c->w, "template <class I, int TPR, int BS>");
     emit_line(&c->w, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name,
-         cached ? (c->smem ? "rs" : "rc") : c->loopwin ? "rlw" : c->loopvec ? "rlv" : "rl", ps.data);
+              cached ? (c->smem ? "rs" : "rc") : c->loopwin ? "rlw" : c->loopvec ? "rlv" : "rl", ps.data);
     emit_line(&c->w, "{");
     cu_open_scope(c);
     if (c->loopwin) {
@@ -653,7 +813,7 @@ void cu_emit_row_body(KCtx *c, int cached)
          * last row reads the last row (indices stay in bounds), takes no
          * element (Rr = 0) and writes nothing. */
         emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR);"
-                " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)%s * rows_per_block) {",
+                     " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)%s * rows_per_block) {",
              bx, gx);
         cu_open_scope(c);
         emit_line(&c->w, "const bool rowok = row < nrows;");
@@ -662,162 +822,16 @@ void cu_emit_row_body(KCtx *c, int cached)
         cu_decompose(c, "rowc", 0);
     } else {
         emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
-                " row += (I)%s * rows_per_block) {",
+                     " row += (I)%s * rows_per_block) {",
              bx, gx);
         cu_open_scope(c);
         cu_decompose(c, "row", 0);
     }
     if (!cached && c->loopwin)
         row_shift(c);
-    if (cached) {
-        /* read the row once into registers (or shared memory) */
-        for (int a = 0; a < c->nacc && !c->smem; a++)
-            if (cu_acc_cached(c, &c->acc[a]))
-                emit_line(&c->w, "%s xc%d[CAP];", cu_ctype(c->acc[a].node->dtype), a);
-        const char *RR = row_end(c);
-        if (c->cluster) {
-            /* a row over the CL blocks of a cluster: this block's part, a
-             * whole number of vectors from the row's start (the launcher
-             * checked that the row is CL parts of at most TPR * CAP) */
-            const char *len = c->subwarp ? "Rr" : "R";
-            emit_line(&c->w, "const I seg = CL > 1 ? (%s + (I)(CL * V) - 1) / (I)(CL * V) * (I)V : %s;", len, len);
-            emit_line(&c->w, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
-            emit_line(&c->w, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
-        }
-        if (c->window)
-            row_shift(c);
-        emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
-        emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
-        cu_open_scope(c);
-        emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
-        if (c->window)
-            emit_line(&c->w, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
-        else
-            emit_line(&c->w, "if (rb < %s) {", RR);
-        cu_open_scope(c);
-        cu_decompose(c, "rb", 1);
-        for (int a = 0; a < c->nacc; a++)
-            if (cu_acc_cached(c, &c->acc[a])) {
-                Buf e = {0}, cv = {0};
-                row_vec_load(c, a);
-                buf_printf(&e, "t%d.v[j]", a);
-                cu_xc_value(c, a, e.data, &cv);
-                Buf x = {0};
-                cu_xc_ref(c, &x, a, "kk * V + j");
-                emit_line(&c->w, "#pragma unroll");
-                emit_line(&c->w, "for (int j = 0; j < V; j++)");
-                emit_line(&c->w, "    %s = %s;", x.data, cv.data);
-                buf_free(&x);
-                buf_free(&e);
-                buf_free(&cv);
-            }
-        cu_close_scope(c);
-        if (c->window) {
-            /* a partial first or last vector: an element at a time */
-            emit_line(&c->w, "else if (SH && rb < %s) {", RR);
-            cu_open_scope(c);
-            emit_line(&c->w, "#pragma unroll");
-            emit_line(&c->w, "for (int j = 0; j < V; j++) {");
-            cu_open_scope(c);
-            emit_line(&c->w, "const I r = rb + j;");
-            cu_decompose(c, "r", 1);
-            for (int a = 0; a < c->nacc; a++)
-                if (cu_acc_cached(c, &c->acc[a])) {
-                    Buf off = {0}, e = {0}, cv = {0};
-                    cu_acc_offset(c, &c->acc[a], "I", &off);
-                    buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
-                    cu_xc_value(c, a, e.data, &cv);
-                    Buf x = {0};
-                    cu_xc_ref(c, &x, a, "kk * V + j");
-                    emit_line(&c->w, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
-                    buf_free(&x);
-                    buf_free(&off);
-                    buf_free(&e);
-                    buf_free(&cv);
-                }
-            cu_close_scope(c);
-            cu_close_scope(c);
-        }
-        emit_line(&c->w, "else {");
-        cu_open_scope(c);
-        emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
-        cu_open_scope(c);
-        for (int a = 0; a < c->nacc; a++)
-            if (cu_acc_cached(c, &c->acc[a])) {
-                Buf x = {0};
-                cu_xc_ref(c, &x, a, "kk * V + j");
-                emit_line(&c->w, "%s = 0;", x.data);
-                buf_free(&x);
-            }
-        cu_close_scope(c);
-        cu_close_scope(c);
-        cu_close_scope(c);
-    }
-    /* reductions in dependency rounds */
-    int maxl = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
-            int l = cu_red_level(c, k->values[i], 1) + 1;
-            if (l > maxl)
-                maxl = l;
-        }
-    const IrNode *reds[64];
-    /* is there an output pass after the last round? */
-    int has_elem_final = 0;
-    for (int i = 0; i < k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0))
-            has_elem_final = 1;
-    c->xc_e = NULL;
-    for (int L = 1; L <= maxl; L++) {
-        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0};
-        for (int i = 0; i < k->nvalues; i++)
-            if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
-                rc.nreds < 64)
-                reds[rc.nreds++] = k->values[i];
-        emit_line(&c->w, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
-        for (int i = 0; i < rc.nreds; i++) {
-            int8_t m[IR_MAX_RANK];
-            cu_space_map(c, reds[i]->in[0].node, m);
-            cu_hoist(c, reds[i]->in[0].node, m);
-            emit_line(&c->w, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
-        }
-        row_elem_loop(c, cached, cu_round_elem, &rc);
-        for (int i = 0; i < rc.nreds; i++) {
-            int id = reds[i]->id;
-            emit_line(&c->w, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
-                    " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
-            if (cached && c->cluster) {
-                emit_line(&c->w, "if (CL > 1)");
-                emit_line(&c->w, "    a%d = fz_cluster_reduce<R%d, CL>(a%d, clp);", id, id, id);
-            }
-            cu_finish_reduction(c, reds[i], "", "R");
-        }
-    }
-    /* the outputs: per element (a last pass) and per row (lane 0) */
-    for (int i = 0; i < k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0)) {
-            int8_t m[IR_MAX_RANK];
-            cu_out_map_of(c, i, m);
-            cu_hoist(c, k->outputs[i], m);
-        }
-    if (has_elem_final) {
-        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0};
-        emit_line(&c->w, "/* write the row */");
-        row_elem_loop(c, cached, cu_round_elem, &rc);
-    }
-    int has_row_out = 0;
-    for (int i = 0; i < k->noutputs; i++)
-        has_row_out |= !cu_out_is_elem(c, i);
-    if (has_row_out) {
-        emit_line(&c->w, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
-             cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
-        cu_open_scope(c);
-        for (int i = 0; i < k->noutputs; i++)
-            if (!cu_out_is_elem(c, i))
-                cu_emit_store(c, i, "I");
-        cu_close_scope(c);
-    }
+    if (cached)
+        row_cache_load(c);
+    row_rounds(c, cached);
     cu_close_scope(c);
     if (cached && c->cluster)
         emit_line(&c->w, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");

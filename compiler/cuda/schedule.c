@@ -4,6 +4,9 @@
  * combine. */
 #include "cuda_priv.h"
 
+static int need_decompose(const KCtx *c);
+static int cols_vec_width(KCtx *c);
+
 /* Rough SASS instructions an element of op costs in f32 (CUDA's accurate
  * math library, fz_fdiv's full-range division): what sets how much
  * arithmetic a loop kernel does per byte it moves (cu_loop_light). */
@@ -38,8 +41,7 @@ static int op_weight(OpKind op)
 /* A light loop kernel does little arithmetic per byte it moves: at most
  * 2.5 weights (op_weight) a byte of its full accesses and outputs.  Its
  * launch gives each thread one vector, not two; the heavier ones keep two
- * in flight.  Measured on the H200 (docs/benchmarks.md, sixteenth
- * session), one vector against two: bias_relu f32 253.4 against 256.1
+ * in flight.  On the H200, one vector against two: bias_relu f32 253.4 against 256.1
  * us, exp f32 255.0 against 257.6, tanh 256.6 against 257.6, but gelu f32
  * (2.75 a byte) 265.1 against 257.2, x * sigmoid(x) in bf16 (4.25) 157.2
  * against 147.4 and chain12 (7.4) 690 against 600. */
@@ -57,7 +59,7 @@ int cu_loop_light(const KCtx *c)
 }
 
 /* Vector width of the loop kernel: 16 bytes of the widest full access. */
-int cu_loop_vec_width(const KCtx *c)
+static int loop_vec_width(const KCtx *c)
 {
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
@@ -107,7 +109,7 @@ int cu_is_cols_scheme(const KCtx *c)
 
 /* Vector width of the on-chip row variant: one reduced group, innermost,
  * so the row is contiguous in every cached access and element output. */
-int cu_row_vec_width(KCtx *c)
+static int row_vec_width(KCtx *c)
 {
     int nr = 0;
     for (int g = 0; g < c->ng; g++)
@@ -312,7 +314,7 @@ static int smem_fits(const Variant *v, int64_t smb, int64_t limit)
 
 static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 {
-    int vw = cu_row_vec_width(c);
+    int vw = row_vec_width(c);
     int bytes = cu_smem_elem_bytes(c);
     if (vw <= 1 || bytes == 0)
         return;
@@ -339,9 +341,9 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 }
 
 /* Vector width of a full reduction: flat indexing, no element outputs. */
-int cu_scalar_vec_width(KCtx *c)
+static int scalar_vec_width(KCtx *c)
 {
-    if (cu_need_decompose(c))
+    if (need_decompose(c))
         return 1;
     for (int i = 0; i < c->k->noutputs; i++)
         if (cu_out_is_elem(c, i))
@@ -373,9 +375,9 @@ static int row_needs_div(const KCtx *c)
  * (group indices) and an innermost group that is not known to hold whole
  * vectors?  (bias_relu with rows of 333 on the H200: one element per
  * thread and step without it, 61% of copy; 96% with it.) */
-int cu_loop_needs_wrap(const KCtx *c, int V)
+static int loop_needs_wrap(const KCtx *c, int V)
 {
-    if (V <= 1 || c->ng <= 1 || !cu_need_decompose(c))
+    if (V <= 1 || c->ng <= 1 || !need_decompose(c))
         return 0;
     int64_t n = 1;
     for (int d = c->gfirst[c->ng - 1]; d <= c->glast[c->ng - 1]; d++) {
@@ -442,7 +444,7 @@ int cu_row_elem_bytes(KCtx *c)
 
 static int row_windowable(KCtx *c)
 {
-    if (cu_row_vec_width(c) <= 1)
+    if (row_vec_width(c) <= 1)
         return 0;
     char names[IR_MAX_RANK][16];
     const char *saved[IR_MAX_RANK];
@@ -499,206 +501,252 @@ static int row_window_pays(const KCtx *c, int64_t len)
     return len > 1024 || (len > 512 && !reads_per_column(c));
 }
 
+/* Loop kernels: the vector body (when some access is full), the wrapping
+ * one for rows that are not whole vectors, the scalar one, and the int64
+ * scalar one where group indices are decomposed. */
+static int plan_loop(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int dec = need_decompose(c);
+    if (loop_vec_width(c) > 1)
+        add_variant(k, v, &n, VK_LOOP_V, !dec, 0, 0, 256, "_v");
+    if (loop_needs_wrap(c, loop_vec_width(c)))
+        add_variant(k, v, &n, VK_LOOP_W, 0, 0, 0, 256, "_vw");
+    add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
+    if (dec)
+        add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
+    return n;
+}
+
+/* Column / middle-axes reductions: a vector variant, then the scalar one. */
+static int plan_cols(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int vw = cols_vec_width(c);
+    if (vw > 1) {
+        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_v");
+        v[n - 1].vw = vw;
+    }
+    add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
+    return n;
+}
+
+/* Full reductions: int32 and int64 where group indices are decomposed,
+ * else a flat vector variant and the scalar one. */
+static int plan_scalar(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    if (need_decompose(c)) {
+        add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
+        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_i64");
+    } else {
+        int vw = scalar_vec_width(c);
+        if (vw > 1) {
+            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_v");
+            v[n - 1].vw = vw;
+        }
+        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
+    }
+    return n;
+}
+
+/* Symbolic rows of a row kernel whose row is cached: the on-chip size
+ * buckets (with windowed and element-wise twins), picked at launch. */
+static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
+{
+    const Kernel *k = c->k;
+    int n = *np;
+    /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
+     * 32768 elements (as the static rows), picked at launch.  Rows
+     * whose length or address rules out aligned 16-byte accesses
+     * take a windowed or an element-wise twin: without one an odd
+     * row length fell through to the looped kernel, which reads
+     * the row two or three times (333 elements on the H200:
+     * softmax 29% -> 34% of copy, layernorm 28% -> 64%, rmsnorm
+     * 40% -> 81% with the element-wise twin). */
+    int vw = row_vec_width(c);
+    if (vw > 1) {
+        /* short rows: 8 lanes per row, four rows per warp, so a
+         * reduction costs three shuffles instead of five and each
+         * lane loads up to four vectors, not one (96 elements on
+         * the H200: softmax 45% -> 95% of copy, layernorm 53% ->
+         * 94%, rmsnorm 67% -> 95%) */
+        add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128");
+        v[n - 1].vw = vw;
+    }
+    /* a warp per row up to 512 (four rows a block); past it as the
+     * static rows (fuse_row_threads): 128 threads of 8 elements,
+     * or for 2-byte elements the warp of 32 */
+    int t1k = fuse_row_threads(1024, 16 / vw);
+    add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512");
+    v[n - 1].vw = vw;
+    add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024");
+    v[n - 1].vw = vw;
+    /* rows that are not whole aligned vectors (odd lengths, offset
+     * pointers): windowed where that pays (row_window_pays), with
+     * the aligned shapes; a row fits when its length plus V - 1
+     * does */
+    int win = vw > 1 && row_windowable(c);
+    if (vw > 1) {
+        /* odd short rows, loaded an element at a time: 16 lanes of
+         * 8 elements up to 128 (eight rows a block), a block of 64
+         * threads of 8 up to 512, then as _r1024.  On the H200,
+         * softmax over rows of 77 took 196.5 us with 8 lanes of 16
+         * and 162.3 with 16 of 8; rows of 333 202.2 us with a warp
+         * of 16 a lane and 162.8 with 64 threads of 8 (a warp of
+         * 32 a lane, before: 72 registers, 33% of copy).  Kernels
+         * that also read a vector per column (layernorm's g and b,
+         * rmsnorm's w) keep the warp of 16 up to 512: at 333 it
+         * took 135.4 and 134.2 us against 147.8 and 140.2 with 64
+         * threads of 8 (128 threads of 4: 170.8 and 150.1; softmax
+         * 202.9, 157.1, 188.8), cause not isolated */
+        add_variant(k, v, &n, VK_ROW_C, i64, 16, 8, 128, "_r128s");
+        if (reads_per_column(c))
+            add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
+        else
+            add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
+        if (win && row_window_pays(c, 1024)) {
+            add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024w");
+            v[n - 1].vw = vw;
+            v[n - 1].sh = 1;
+        }
+        add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
+    }
+    /* a block of 128 threads per row, 16 elements each, up to
+     * 2048 (static rows of 1025 to 4096 take 128 threads too): in
+     * the block of 256 a row of 1536 gave half the threads two
+     * vectors and half one */
+    add_variant(k, v, &n, VK_ROW_C, i64, 128, 16, 128, "_r2048");
+    v[n - 1].vw = vw;
+    /* a block of 256 threads per row, 16 or 32 elements each */
+    add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
+    v[n - 1].vw = vw;
+    add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
+    v[n - 1].vw = vw;
+    if (vw > 1) {
+        /* 512 threads: rows of 8193 to 16384 (vocabularies, wide
+         * layers) read once instead of two or three times (12000
+         * and 16384 on the H200: 45-61% -> 86-95% of copy) */
+        add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
+        v[n - 1].vw = vw;
+        /* rows of 16385 to 262144 (add_long_row) */
+        for (int i = 0; i < 4; i++)
+            add_long_row(k, v, &n, i64, vw, i);
+    }
+    /* no element-wise twins past 1024: on the H200 an _r8192s ran
+     * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
+     * below the looped kernel's 73% and 74% (rmsnorm: 84% against
+     * 76%); _r4096s spilled.  The windowed ones read vectors up
+     * to 16384; an _r32768w spilled (1024 threads leave 64
+     * registers for 32 elements and their bounds) */
+    if (win) {
+        static const int wt[4] = {128, 256, 256, 512}, wc[4] = {16, 16, 32, 32};
+        static const char *const wn[4] = {"_r2048w", "_r4096w", "_r8192w", "_r16384w"};
+        for (int i = 0; i < 4; i++) {
+            add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
+            v[n - 1].vw = vw;
+            v[n - 1].sh = 1;
+        }
+    }
+    *np = n;
+}
+
+/* Row kernels (and reductions over rows or any axes): the on-chip
+ * variants for the row length, then the looped and shared-memory ones. */
+static int plan_rows(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int64_t rl = static_row_len(c);
+    int i64 = !row_needs_div(c);
+    int cache = 0;
+    for (int a = 0; a < c->nacc; a++)
+        cache |= cu_acc_cached(c, &c->acc[a]);
+    if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
+        /* static row: one exactly sized on-chip variant.  A length
+         * that is not a whole number of vectors takes the windowed
+         * body where that pays (row_window_pays; its span grows by up
+         * to V - 1 elements), then the element-wise one for pointers
+         * that do not share the shift; elsewhere the element-wise one
+         * alone */
+        int vw = row_vec_width(c);
+        int tpr = fuse_row_threads(rl, 16 / vw);
+        int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
+        add_static_row(k, v, &n, i64, tpr, rl % vw == 0 || win ? vw : 1, win ? rl + vw - 1 : rl, win, "_row");
+        if (win)
+            add_static_row(k, v, &n, i64, tpr, 1, rl, 0, "_row1");
+    } else if (k->kind == KK_ROW && cache && rl > FUSE_ROW_ONCHIP_MAX && rl <= FUSE_ROW_CLUSTER_MAX) {
+        /* longer static rows of whole vectors: the one variant of the
+         * symbolic rows that holds them (add_long_row), picked at
+         * launch when the pointers are aligned (and, past 32768, the
+         * kernel has its cluster width) */
+        int vw = row_vec_width(c);
+        if (vw > 1 && rl % vw == 0)
+            add_long_row(k, v, &n, i64, vw, long_row_for(rl));
+    } else if (k->kind == KK_ROW && cache && rl < 0) {
+        plan_symbolic_rows(c, v, &n, i64);
+    } else if (k->kind == KK_REDUCE) {
+        add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
+    }
+    /* rows at any offset past the on-chip ones (and aligned ones whose
+     * pointers are not): the looped body with windowed 16-byte
+     * accesses, a block a row (emit_launcher: blocks of 1024 or 512 by
+     * what a multiprocessor holds, before or after the shared-memory
+     * variants by whether the rows in flight fit L2).  int indices for
+     * the tensors under 2^31 elements: 64-bit ones took f32 softmax's
+     * from 32 registers to 39 (sm_90), a block of 1024 a
+     * multiprocessor instead of two */
+    int lvw = row_vec_width(c);
+    int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
+    if (wloop) {
+        add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+        add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+    }
+    if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
+        add_smem_rows(c, v, &n, i64, rl);
+    /* rows past the on-chip ones, when they are whole aligned vectors
+     * and few (the launcher): the looped body with 16-byte accesses.
+     * Element loads (_block) keep few bytes in flight: on the H200,
+     * softmax over rows of 65536 spent 49 of 53 cycles an instruction
+     * waiting on memory, at 75% of DRAM bandwidth (ncu) */
+    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
+        add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
+        v[n - 1].vw = lvw;
+    }
+    /* the windowed looped body for tensors of 2^31 elements or more */
+    if (wloop) {
+        add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw_i64");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+    }
+    add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
+    return n;
+}
+
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
 static int plan_variants(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
-    int n = 0;
-    if (k->kind == KK_LOOP) {
-        int dec = cu_need_decompose(c);
-        if (cu_loop_vec_width(c) > 1)
-            add_variant(k, v, &n, VK_LOOP_V, !dec, 0, 0, 256, "_v");
-        if (cu_loop_needs_wrap(c, cu_loop_vec_width(c)))
-            add_variant(k, v, &n, VK_LOOP_W, 0, 0, 0, 256, "_vw");
-        add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
-        if (dec)
-            add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
-    } else if (cu_is_cols_scheme(c)) {
-        int vw = cu_cols_vec_width(c);
-        if (vw > 1) {
-            add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_v");
-            v[n - 1].vw = vw;
-        }
-        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
-    } else if (!cu_is_row_scheme(k)) {
-        if (cu_need_decompose(c)) {
-            add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
-            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_i64");
-        } else {
-            int vw = cu_scalar_vec_width(c);
-            if (vw > 1) {
-                add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_v");
-                v[n - 1].vw = vw;
-            }
-            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
-        }
-    } else {
-        int64_t rl = static_row_len(c);
-        int i64 = !row_needs_div(c);
-        int cache = 0;
-        for (int a = 0; a < c->nacc; a++)
-            cache |= cu_acc_cached(c, &c->acc[a]);
-        if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
-            /* static row: one exactly sized on-chip variant.  A length
-             * that is not a whole number of vectors takes the windowed
-             * body where that pays (row_window_pays; its span grows by up
-             * to V - 1 elements), then the element-wise one for pointers
-             * that do not share the shift; elsewhere the element-wise one
-             * alone */
-            int vw = cu_row_vec_width(c);
-            int tpr = fuse_row_threads(rl, 16 / vw);
-            int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
-            add_static_row(k, v, &n, i64, tpr, rl % vw == 0 || win ? vw : 1, win ? rl + vw - 1 : rl, win, "_row");
-            if (win)
-                add_static_row(k, v, &n, i64, tpr, 1, rl, 0, "_row1");
-        } else if (k->kind == KK_ROW && cache && rl > FUSE_ROW_ONCHIP_MAX && rl <= FUSE_ROW_CLUSTER_MAX) {
-            /* longer static rows of whole vectors: the one variant of the
-             * symbolic rows that holds them (add_long_row), picked at
-             * launch when the pointers are aligned (and, past 32768, the
-             * kernel has its cluster width) */
-            int vw = cu_row_vec_width(c);
-            if (vw > 1 && rl % vw == 0)
-                add_long_row(k, v, &n, i64, vw, long_row_for(rl));
-        } else if (k->kind == KK_ROW && cache && rl < 0) {
-            /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
-             * 32768 elements (as the static rows), picked at launch.  Rows
-             * whose length or address rules out aligned 16-byte accesses
-             * take a windowed or an element-wise twin: without one an odd
-             * row length fell through to the looped kernel, which reads
-             * the row two or three times (333 elements on the H200:
-             * softmax 29% -> 34% of copy, layernorm 28% -> 64%, rmsnorm
-             * 40% -> 81% with the element-wise twin). */
-            int vw = cu_row_vec_width(c);
-            if (vw > 1) {
-                /* short rows: 8 lanes per row, four rows per warp, so a
-                 * reduction costs three shuffles instead of five and each
-                 * lane loads up to four vectors, not one (96 elements on
-                 * the H200: softmax 45% -> 95% of copy, layernorm 53% ->
-                 * 94%, rmsnorm 67% -> 95%) */
-                add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128");
-                v[n - 1].vw = vw;
-            }
-            /* a warp per row up to 512 (four rows a block); past it as the
-             * static rows (fuse_row_threads): 128 threads of 8 elements,
-             * or for 2-byte elements the warp of 32 */
-            int t1k = fuse_row_threads(1024, 16 / vw);
-            add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512");
-            v[n - 1].vw = vw;
-            add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024");
-            v[n - 1].vw = vw;
-            /* rows that are not whole aligned vectors (odd lengths, offset
-             * pointers): windowed where that pays (row_window_pays), with
-             * the aligned shapes; a row fits when its length plus V - 1
-             * does */
-            int win = vw > 1 && row_windowable(c);
-            if (vw > 1) {
-                /* odd short rows, loaded an element at a time: 16 lanes of
-                 * 8 elements up to 128 (eight rows a block), a block of 64
-                 * threads of 8 up to 512, then as _r1024.  On the H200,
-                 * softmax over rows of 77 took 196.5 us with 8 lanes of 16
-                 * and 162.3 with 16 of 8; rows of 333 202.2 us with a warp
-                 * of 16 a lane and 162.8 with 64 threads of 8 (a warp of
-                 * 32 a lane, before: 72 registers, 33% of copy).  Kernels
-                 * that also read a vector per column (layernorm's g and b,
-                 * rmsnorm's w) keep the warp of 16 up to 512: at 333 it
-                 * took 135.4 and 134.2 us against 147.8 and 140.2 with 64
-                 * threads of 8 (128 threads of 4: 170.8 and 150.1; softmax
-                 * 202.9, 157.1, 188.8), cause not isolated */
-                add_variant(k, v, &n, VK_ROW_C, i64, 16, 8, 128, "_r128s");
-                if (reads_per_column(c))
-                    add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
-                else
-                    add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
-                if (win && row_window_pays(c, 1024)) {
-                    add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024w");
-                    v[n - 1].vw = vw;
-                    v[n - 1].sh = 1;
-                }
-                add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
-            }
-            /* a block of 128 threads per row, 16 elements each, up to
-             * 2048 (static rows of 1025 to 4096 take 128 threads too): in
-             * the block of 256 a row of 1536 gave half the threads two
-             * vectors and half one */
-            add_variant(k, v, &n, VK_ROW_C, i64, 128, 16, 128, "_r2048");
-            v[n - 1].vw = vw;
-            /* a block of 256 threads per row, 16 or 32 elements each */
-            add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
-            v[n - 1].vw = vw;
-            add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
-            v[n - 1].vw = vw;
-            if (vw > 1) {
-                /* 512 threads: rows of 8193 to 16384 (vocabularies, wide
-                 * layers) read once instead of two or three times (12000
-                 * and 16384 on the H200: 45-61% -> 86-95% of copy) */
-                add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
-                v[n - 1].vw = vw;
-                /* rows of 16385 to 262144 (add_long_row) */
-                for (int i = 0; i < 4; i++)
-                    add_long_row(k, v, &n, i64, vw, i);
-            }
-            /* no element-wise twins past 1024: on the H200 an _r8192s ran
-             * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
-             * below the looped kernel's 73% and 74% (rmsnorm: 84% against
-             * 76%); _r4096s spilled.  The windowed ones read vectors up
-             * to 16384; an _r32768w spilled (1024 threads leave 64
-             * registers for 32 elements and their bounds) */
-            if (win) {
-                static const int wt[4] = {128, 256, 256, 512}, wc[4] = {16, 16, 32, 32};
-                static const char *const wn[4] = {"_r2048w", "_r4096w", "_r8192w", "_r16384w"};
-                for (int i = 0; i < 4; i++) {
-                    add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
-                    v[n - 1].vw = vw;
-                    v[n - 1].sh = 1;
-                }
-            }
-        } else if (k->kind == KK_REDUCE) {
-            add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
-        }
-        /* rows at any offset past the on-chip ones (and aligned ones whose
-         * pointers are not): the looped body with windowed 16-byte
-         * accesses, a block a row (emit_launcher: blocks of 1024 or 512 by
-         * what a multiprocessor holds, before or after the shared-memory
-         * variants by whether the rows in flight fit L2).  int indices for
-         * the tensors under 2^31 elements: 64-bit ones took f32 softmax's
-         * from 32 registers to 39 (sm_90), a block of 1024 a
-         * multiprocessor instead of two */
-        int lvw = cu_row_vec_width(c);
-        int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
-        if (wloop) {
-            add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
-            v[n - 1].vw = lvw;
-            v[n - 1].sh = 1;
-            add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
-            v[n - 1].vw = lvw;
-            v[n - 1].sh = 1;
-        }
-        if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
-            add_smem_rows(c, v, &n, i64, rl);
-        /* rows past the on-chip ones, when they are whole aligned vectors
-         * and few (the launcher): the looped body with 16-byte accesses.
-         * Element loads (_block) keep few bytes in flight: on the H200,
-         * softmax over rows of 65536 spent 49 of 53 cycles an instruction
-         * waiting on memory, at 75% of DRAM bandwidth (ncu) */
-        if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
-            add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
-            v[n - 1].vw = lvw;
-        }
-        /* the windowed looped body for tensors of 2^31 elements or more */
-        if (wloop) {
-            add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw_i64");
-            v[n - 1].vw = lvw;
-            v[n - 1].sh = 1;
-        }
-        add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
-    }
-    return n;
+    if (k->kind == KK_LOOP)
+        return plan_loop(c, v);
+    if (cu_is_cols_scheme(c))
+        return plan_cols(c, v);
+    if (!cu_is_row_scheme(k))
+        return plan_scalar(c, v);
+    return plan_rows(c, v);
 }
 
 /* Does some access need group indices (is not addressed by the flat index)? */
-int cu_need_decompose(const KCtx *c)
+static int need_decompose(const KCtx *c)
 {
     if (c->ng <= 1)
         return 0;
@@ -734,12 +782,13 @@ int64_t cu_static_space_len(const KCtx *c)
  * blocks remain.  The rule takes no account of the GPU, so the grid and the
  * order of the sums depend on n alone.  The host's fzk_scalar_steps is the
  * same rule: the launcher launches ceil(steps / T) blocks; a static size's
- * kernel has this T as a constant, a symbolic one derives it from the grid.  2048 contiguous chunks of 64 steps, one
+ * kernel has this T as a constant, a symbolic one derives it from the grid.
+ * 2048 contiguous chunks of 64 steps, one
  * 16-byte load a thread a step, read 2^28 floats in 240.5 us on the H200,
  * against 242.8 for 528 blocks striding over the array with two loads a
  * step.  At 2^24 floats 2048 chunks of 4 steps took 34.9 us against the
  * striding kernel's 32.1, and 512 chunks of 16 took 28.7 against its 28.5
- * in the next run (docs/benchmarks.md, eighteenth session). */
+ * (H200). */
 int64_t cu_scalar_chunk_steps(int64_t nv, int per)
 {
     int64_t steps = (nv + per - 1) / per;
@@ -777,7 +826,7 @@ int cu_cols_slot(const KCtx *c)
 }
 
 /* Vector width of the column kernel: one inner group, innermost. */
-int cu_cols_vec_width(KCtx *c)
+static int cols_vec_width(KCtx *c)
 {
     int oe = 0, re = 0;
     cu_cols_split(c, &oe, &re);
@@ -811,16 +860,16 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     cu_kctx_init(c, f, k);
     L->combine = combine_of(c, atomic_reduce, L->why, sizeof L->why);
     L->nv = plan_variants(c, L->v);
-    L->dec = cu_need_decompose(c);
+    L->dec = need_decompose(c);
     if (k->kind == KK_LOOP) {
-        L->vw = cu_loop_vec_width(c);
-        L->wrap = cu_loop_needs_wrap(c, L->vw);
+        L->vw = loop_vec_width(c);
+        L->wrap = loop_needs_wrap(c, L->vw);
     } else if (cu_is_cols_scheme(c)) {
-        L->vw = cu_cols_vec_width(c);
+        L->vw = cols_vec_width(c);
     } else if (!cu_is_row_scheme(k)) {
-        L->vw = cu_scalar_vec_width(c);
+        L->vw = scalar_vec_width(c);
     } else {
-        L->vw = cu_row_vec_width(c);
+        L->vw = row_vec_width(c);
     }
     for (int i = 0; i < L->nv; i++) {
         const Variant *v = &L->v[i];
@@ -870,7 +919,8 @@ void emit_cuda_module_free(CudaModule *m)
     free(m);
 }
 
-const Lowering *cu_lowering(const CudaModule *m, int p, int ki)
+/* the lowering of kernel ki of plans[p] */
+static const Lowering *lowering_of(const CudaModule *m, int p, int ki)
 {
     if (p < 0 || p >= m->nplans || ki < 0 || ki >= m->plans[p]->nkernels)
         ICE("no such kernel in the lowered module");
@@ -882,7 +932,7 @@ const Lowering *cu_lowering(const CudaModule *m, int p, int ki)
 
 Combine emit_cuda_combine(const CudaModule *m, int p, int ki, const char **why)
 {
-    const Lowering *L = cu_lowering(m, p, ki);
+    const Lowering *L = lowering_of(m, p, ki);
     if (why)
         *why = L->why;
     return L->combine;
