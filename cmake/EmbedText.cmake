@@ -13,7 +13,4 @@ string(REPLACE "\"" "\\\"" text "${text}")
 # every line, the last one included, ends in a newline
 string(REGEX REPLACE "\n$" "" text "${text}")
 string(REPLACE "\n" "\\n\",\n\"" text "${text}")
-file(WRITE "${OUT}.tmp" "\"${text}\\n\",\n")
-# rewrite the include only when it changes, so an unchanged text rebuilds nothing
-execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
-file(REMOVE "${OUT}.tmp")
+file(WRITE "${OUT}" "\"${text}\\n\",\n")
