@@ -8,6 +8,12 @@
  * starts with is fusec_preamble.cuh (and fusec_atomic.cuh with
  * --atomic-reduce), embedded at build time.
  *
+ * Every planned kernel is lowered once (struct Lowering, built by
+ * emit_cuda_lower in schedule.c): its analysis, variants, combine mode and
+ * vector width.  Each text of the kernel (its source, its name-list entry,
+ * its launch stub) starts a KCtx from that lowering (cu_kctx_begin) and
+ * decides nothing again.
+ *
  * Design note.  Every kernel is generated from one idea: a value is an
  * expression evaluated "at a point" of the kernel's iteration space.  A
  * point is given by the indices of the space's dims; each node reached
