@@ -1,11 +1,14 @@
-/* emit.h -- code generation: CUDA kernels (emit_cuda.c) and host code and
- * header (emit_host.c) for both targets. */
+/* emit.h -- code generation: CUDA kernels (compiler/cuda/) and host code
+ * and header (emit_host.c) for both targets. */
 #ifndef FUSEC_EMIT_H
 #define FUSEC_EMIT_H
 #include "fusion.h"
 #include "util.h"
 
 typedef enum { TARGET_CUDA, TARGET_NVRTC } Target;
+
+/* The lowering of a module's kernels (emit_cuda_lower). */
+typedef struct CudaModule CudaModule;
 
 typedef struct EmitOptions {
     Target target;
@@ -14,10 +17,13 @@ typedef struct EmitOptions {
     const char *source_name; /* the .fuse path, for comments */
     int fast_math;
     int atomic_reduce;       /* --atomic-reduce: atomic combine where it applies */
+    const CudaModule *cuda;  /* emit_cuda_lower of the plans being emitted, with
+                              * the same atomic_reduce; every emit_cuda_* and
+                              * emit_host_source reads it (required) */
 } EmitOptions;
 
 /* How a kernel combines the partial results that several blocks computed
- * for the same reduction (emit_cuda.c):
+ * for the same reduction (compiler/cuda/schedule.c):
  *   COMBINE_NONE     no reduction (loop kernels);
  *   COMBINE_ORDERED  the default: each block writes its partial to scratch
  *                    and the block that takes the last ticket combines them
@@ -28,16 +34,26 @@ typedef struct EmitOptions {
  *                    min: each block adds (or maxes) its partial into one
  *                    accumulator with an atomic, and the last block reads
  *                    it.  Within tolerance, not bitwise reproducible.
- * With atomic_reduce set and an ORDERED result, why (when not NULL) gets
- * one short reason, e.g. "var %7 has a three-word Welford state". */
+ */
 typedef enum { COMBINE_NONE, COMBINE_ORDERED, COMBINE_ATOMIC } Combine;
-Combine emit_cuda_combine(const IrFunc *f, const Kernel *k, int atomic_reduce, char *why, size_t whylen);
+
+/* Lower every kernel of plans[0..nplans) once: its variants (the
+ * __global__ functions and their K_INDEX), combine mode, vector widths
+ * and what its launch decides.  The kernel source, the name list, the
+ * launch stubs and the fusion report all read this one value.  The plans
+ * must outlive it; emit_cuda_module_free frees it. */
+CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce);
+void emit_cuda_module_free(CudaModule *m);
+/* The combine mode of kernel ki of plans[p].  With atomic_reduce set and an
+ * ORDERED result, *why (when why is not NULL) is one short reason, e.g.
+ * "var %7 has a three-word Welford state", else "". */
+Combine emit_cuda_combine(const CudaModule *m, int p, int ki, const char **why);
 
 /* The CUDA source of every kernel of every plan (device code only; no host
  * code, no heavy includes, so NVRTC compiles it fast). */
 void emit_cuda_kernels(Buf *out, Plan **plans, int nplans, const EmitOptions *o);
 
-/* Host-side launch stubs, one per kernel, written by emit_cuda.c after the
+/* Host-side launch stubs, one per kernel, written by compiler/cuda/ after the
  * kernels (the .cu) or outside the embedded source (the nvrtc .c).  The text
  * is valid both as C11 and as CUDA C++.  For kernel k of fn F:
  *

@@ -610,22 +610,28 @@ static int run(Arena *a, Options *o)
     }
     if (diag_error_count())
         return EXIT_ERROR;
+    /* the kernels' lowering, once: the reports and every emitter read it */
+    CudaModule *cuda = emit_cuda_lower(ps.plans, ps.n, o->atomic_reduce);
     if (o->atomic_reduce) /* the reports say which kernels combine with atomics */
         for (int i = 0; i < ps.n; i++)
             for (int k = 0; k < ps.plans[i]->nkernels; k++) {
                 Kernel *kn = &ps.plans[i]->kernels[k];
-                char why[160];
-                Combine cb = emit_cuda_combine(ps.plans[i]->fn, kn, 1, why, sizeof why);
+                const char *why;
+                Combine cb = emit_cuda_combine(cuda, i, k, &why);
                 if (cb == COMBINE_NONE)
                     continue;
                 kn->combine = cb == COMBINE_ATOMIC ? "atomic" : "ordered";
                 kn->combine_why = cb == COMBINE_ORDERED && why[0] ? arena_strdup(a, why) : NULL;
             }
     switch (o->emit) {
-    case EMIT_PLAN: capture(new_output(out), print_plan, &ps); return EXIT_OK;
-    case EMIT_FUSION: capture(new_output(out), print_fusion, &ps); return EXIT_OK;
-    case EMIT_DOT: capture(new_output(out), print_dot, &ps); return EXIT_OK;
+    case EMIT_PLAN: capture(new_output(out), print_plan, &ps); break;
+    case EMIT_FUSION: capture(new_output(out), print_fusion, &ps); break;
+    case EMIT_DOT: capture(new_output(out), print_dot, &ps); break;
     default: break;
+    }
+    if (o->emit == EMIT_PLAN || o->emit == EMIT_FUSION || o->emit == EMIT_DOT) {
+        emit_cuda_module_free(cuda);
+        return EXIT_OK;
     }
 
     const char *main_out, *hdr_out;
@@ -646,6 +652,7 @@ static int run(Arena *a, Options *o)
         .source_name = o->input,
         .fast_math = o->fast_math,
         .atomic_reduce = o->atomic_reduce,
+        .cuda = cuda,
     };
     if (o->emit == EMIT_H) {
         emit_header(new_output(main_out), ps.plans, ps.n, &eo);
@@ -656,6 +663,7 @@ static int run(Arena *a, Options *o)
         if (hdr_out)
             emit_header(new_output(hdr_out), ps.plans, ps.n, &eo);
     }
+    emit_cuda_module_free(cuda);
     if (diag_error_count())
         return EXIT_ERROR;
     if (o->md || o->mf) {

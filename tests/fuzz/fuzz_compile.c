@@ -24,15 +24,17 @@ static void compile_all(Arena *a, IrModule *m, int no_fusion)
         if (!plans[i])
             return;
     }
+    CudaModule *cuda = emit_cuda_lower(plans, m->nfns, 0);
     for (int t = 0; t < 2; t++) {
         EmitOptions eo = {.target = t ? TARGET_NVRTC : TARGET_CUDA, .module = "fuzz",
-                          .header_name = "fuzz.h", .source_name = "fuzz.fuse"};
+                          .header_name = "fuzz.h", .source_name = "fuzz.fuse", .cuda = cuda};
         Buf src = {0}, hdr = {0};
         emit_host_source(&src, plans, m->nfns, &eo);
         emit_header(&hdr, plans, m->nfns, &eo);
         buf_free(&src);
         buf_free(&hdr);
     }
+    emit_cuda_module_free(cuda);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -268,6 +268,34 @@ static int can_bcast(const IrShape *a, const IrShape *b)
     return 1;
 }
 
+/* Every launch in the stubs names the variant that the name list puts at
+ * its K_INDEX: the two read one lowering. */
+static int launches_match_names(const Buf *l, const Buf *names)
+{
+    char *list[256];
+    int n = 0;
+    static char copy[1 << 16];
+    snprintf(copy, sizeof copy, "%s", names->data ? names->data : "");
+    for (char *q = copy; (q = strchr(q, '"')) && n < 256;) {
+        char *e = strchr(q + 1, '"');
+        *e = 0;
+        list[n++] = q + 1;
+        q = e + 1;
+    }
+    int launches = 0;
+    for (const char *q = l->data; q && (q = strstr(q, "FUSEC_LAUNCH("));) {
+        int idx;
+        char sym[200];
+        q += strlen("FUSEC_LAUNCH(");
+        if (sscanf(q, "%d, %199[A-Za-z0-9_],", &idx, sym) != 2)
+            continue; /* the macro's definition */
+        if (idx < 0 || idx >= n || strcmp(list[idx], sym) != 0)
+            return 0;
+        launches++;
+    }
+    return launches > 0;
+}
+
 static int random_check(int seed, Plan **keep)
 {
     static const char *const D3[] = {"N", "M", "K"};
@@ -330,11 +358,15 @@ static int random_check(int seed, Plan **keep)
         if (!p)
             continue;
         /* the default, and --atomic-reduce on the second plan of each graph */
-        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, mode};
+        CudaModule *cm = emit_cuda_lower(&p, 1, mode);
+        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, mode, cm};
         Buf k = {0}, l = {0}, names = {0};
         emit_cuda_kernels(&k, &p, 1, &o);
         emit_cuda_launchers(&l, &p, 1, &o);
         emit_cuda_kernel_names(&names, &p, 1, &o);
+        emit_cuda_module_free(cm);
+        if (!launches_match_names(&l, &names))
+            ok = 0;
         long depth = 0;
         for (size_t i = 0; i < k.len; i++)
             depth += k.data[i] == '{' ? 1 : k.data[i] == '}' ? -1 : 0;
@@ -368,7 +400,7 @@ static void test_random(void)
     int nkept = 0, emitted = 0;
     for (int i = 0; i < count; i++) {
         Plan *p = NULL;
-        CHECK(random_check(i, &p), "random graph %d: unbalanced braces or a missing kernel", i);
+        CHECK(random_check(i, &p), "random graph %d: unbalanced braces, a missing kernel or a launch of another variant", i);
         emitted += p != NULL;
         if (p && nkept < 40)
             kept[nkept++] = p;
@@ -377,10 +409,12 @@ static void test_random(void)
     const char *dump = getenv("EMIT_RANDOM_DUMP");
     FILE *fp = dump ? fopen(dump, "w") : NULL;
     if (fp) {
-        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0};
+        CudaModule *cm = emit_cuda_lower(kept, nkept, 0);
+        EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0, cm};
         Buf k = {0}, l = {0};
         emit_cuda_kernels(&k, kept, nkept, &o);
         emit_cuda_launchers(&l, kept, nkept, &o);
+        emit_cuda_module_free(cm);
         fputs("#include \"fusert.h\"\n#include <cuda_runtime.h>\n", fp);
         fputs(k.data, fp);
         fputs("#define FUSEC_LAUNCH(K, SYM, gx, gy, gz, bx, by, bz, sh, st, args) "
@@ -400,11 +434,13 @@ int main(void)
     Plan *plans[] = {bias_relu(), chain_f16(), sum_abs(), softmax(0), softmax(1), layernorm(), colsum(),
                      argmax_var()};
     int np = (int)(sizeof plans / sizeof plans[0]);
-    EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0};
+    CudaModule *cm = emit_cuda_lower(plans, np, 0);
+    EmitOptions o = {TARGET_CUDA, "t", "t.h", "t.fuse", 0, 0, cm};
     Buf k = {0}, l = {0}, names = {0};
     emit_cuda_kernels(&k, plans, np, &o);
     emit_cuda_launchers(&l, plans, np, &o);
     emit_cuda_kernel_names(&names, plans, np, &o);
+    CHECK(launches_match_names(&l, &names), "a launch's K_INDEX names another variant");
 
     /* loop kernels: vector variant with 16-byte accesses; the bias, indexed
      * by the column group, is one vector when aligned, else element loads */
@@ -441,23 +477,18 @@ int main(void)
     /* --atomic-reduce: sum_abs and colsum (one-word sums) take the atomic
      * combine; rows, argmax/std/logsumexp and loops keep theirs, with a reason */
     {
-        char why[160];
-        CHECK(emit_cuda_combine(plans[2]->fn, &plans[2]->kernels[0], 1, why, sizeof why) == COMBINE_ATOMIC,
-              "sum_abs: not atomic");
-        CHECK(emit_cuda_combine(plans[2]->fn, &plans[2]->kernels[0], 0, why, sizeof why) == COMBINE_ORDERED,
-              "sum_abs: atomic without the flag");
-        CHECK(emit_cuda_combine(plans[6]->fn, &plans[6]->kernels[0], 1, why, sizeof why) == COMBINE_ATOMIC,
-              "colsum: not atomic");
-        CHECK(emit_cuda_combine(plans[0]->fn, &plans[0]->kernels[0], 1, why, sizeof why) == COMBINE_NONE,
-              "bias_relu: a loop has no combine");
-        CHECK(emit_cuda_combine(plans[3]->fn, &plans[3]->kernels[0], 1, why, sizeof why) == COMBINE_ORDERED &&
-                  strstr(why, "within one block"),
+        const char *why = "";
+        CudaModule *ca = emit_cuda_lower(plans, np, 1);
+        CHECK(emit_cuda_combine(ca, 2, 0, &why) == COMBINE_ATOMIC, "sum_abs: not atomic");
+        CHECK(emit_cuda_combine(cm, 2, 0, &why) == COMBINE_ORDERED, "sum_abs: atomic without the flag");
+        CHECK(emit_cuda_combine(ca, 6, 0, &why) == COMBINE_ATOMIC, "colsum: not atomic");
+        CHECK(emit_cuda_combine(ca, 0, 0, &why) == COMBINE_NONE, "bias_relu: a loop has no combine");
+        CHECK(emit_cuda_combine(ca, 3, 0, &why) == COMBINE_ORDERED && strstr(why, "within one block"),
               "softmax: no row reason (%s)", why);
-        CHECK(emit_cuda_combine(plans[7]->fn, &plans[7]->kernels[0], 1, why, sizeof why) == COMBINE_ORDERED &&
-                  why[0],
-              "stats: no reason");
+        CHECK(emit_cuda_combine(ca, 7, 0, &why) == COMBINE_ORDERED && why[0], "stats: no reason");
         EmitOptions oa = o;
         oa.atomic_reduce = 1;
+        oa.cuda = ca;
         Buf ka = {0}, la = {0};
         emit_cuda_kernels(&ka, plans, np, &oa);
         emit_cuda_launchers(&la, plans, np, &oa);
@@ -472,6 +503,7 @@ int main(void)
         CHECK(contains(&ka, "fz_argred<float, 1>"), "argmax kernel changed by the flag");
         buf_free(&ka);
         buf_free(&la);
+        emit_cuda_module_free(ca);
     }
 
     const char *dump = getenv("FUSEC_EMIT_DUMP");
@@ -494,6 +526,7 @@ int main(void)
     buf_free(&k2);
     buf_free(&l);
     buf_free(&names);
+    emit_cuda_module_free(cm);
     arena_free_all(&arena);
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -1,0 +1,348 @@
+/* ---- fusec device preamble: the few helpers the kernels use.  No
+ * #include: NVRTC has no libc headers, and compile time stays small. ---- */
+typedef unsigned short fz_u16;
+typedef unsigned char fz_u8;
+#define FZ_FULL 0xffffffffu
+#define FZ_INF __int_as_float(0x7f800000)
+#define FZ_NAN __int_as_float(0x7fc00000)
+#define FZ_DINF __longlong_as_double(0x7ff0000000000000LL)
+#define FZ_DNAN __longlong_as_double(0x7ff8000000000000LL)
+#define FZ_LLMAX 9223372036854775807LL
+/* f16 and bf16 are stored as 16 bits and computed in f32 */
+static __device__ __forceinline__ float fz_f16_to_f32(fz_u16 h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+static __device__ __forceinline__ fz_u16 fz_f32_to_f16(float f)
+{
+    fz_u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+static __device__ __forceinline__ float fz_bf16_to_f32(fz_u16 h)
+{
+    return __uint_as_float(((unsigned)h) << 16);
+}
+static __device__ __forceinline__ fz_u16 fz_f32_to_bf16(float f)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    fz_u16 h; /* one instruction from sm_80 on, instead of six */
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (fz_u16)0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (fz_u16)(u >> 16);
+#endif
+}
+/* f32 division: the full-range approximation (2 ulp), no IEEE slow-path
+ * call (which costs registers and a stack frame in every unrolled copy) */
+static __device__ __forceinline__ float fz_fdiv(float a, float b)
+{
+    float r;
+    asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+/* sigmoid and silu from e = exp(-|x|), which lies in [0, 1]: 1 + e cannot
+ * overflow, and a kernel that also computes exp(-abs(x)) shares the one
+ * expf (nvcc merges the equal calls).  NaN stays NaN (x >= 0 is false).
+ * The divisor 1 + e lies in [1, 2], where the fast division (div.approx)
+ * is within the same 2 ulp as the full-range one, and on the H200 chain12
+ * takes 520.2 us with it against 561.5 with the full-range one. */
+static __device__ __forceinline__ float fz_sigmoid_e(float x, float e)
+{
+    return __fdividef(x >= 0.0f ? 1.0f : e, 1.0f + e);
+}
+static __device__ __forceinline__ float fz_silu_e(float x, float e)
+{
+    return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
+}
+static __device__ __forceinline__ float fz_sigmoid(float x) { return fz_sigmoid_e(x, expf(-fabsf(x))); }
+static __device__ __forceinline__ float fz_silu(float x) { return fz_silu_e(x, expf(-fabsf(x))); }
+/* the same from the hardware's exp (__expf), for values computed from
+ * bf16 params, whose tolerance is far above its error (op_expr) */
+static __device__ __forceinline__ float fz_sigmoid_approx(float x) { return fz_sigmoid_e(x, __expf(-fabsf(x))); }
+static __device__ __forceinline__ float fz_silu_approx(float x) { return fz_silu_e(x, __expf(-fabsf(x))); }
+/* max/min that propagate NaN like NumPy (a NaN operand wins) */
+static __device__ __forceinline__ float fz_max(float a, float b) { return (a > b || a != a) ? a : b; }
+static __device__ __forceinline__ float fz_min(float a, float b) { return (a < b || a != a) ? a : b; }
+static __device__ __forceinline__ double fz_max(double a, double b) { return (a > b || a != a) ? a : b; }
+static __device__ __forceinline__ double fz_min(double a, double b) { return (a < b || a != a) ? a : b; }
+static __device__ __forceinline__ int fz_max(int a, int b) { return a > b ? a : b; }
+static __device__ __forceinline__ int fz_min(int a, int b) { return a < b ? a : b; }
+static __device__ __forceinline__ long long fz_max(long long a, long long b) { return a > b ? a : b; }
+static __device__ __forceinline__ long long fz_min(long long a, long long b) { return a < b ? a : b; }
+static __device__ __forceinline__ long long fz_ipow(long long b, long long e)
+{
+    long long r = 1;
+    if (e < 0)
+        return (b == 1) ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);
+    while (e) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+/* n / d for n < 2^31 with a host-computed magic number (no division) */
+static __device__ __forceinline__ unsigned fz_udiv(unsigned n, unsigned m, unsigned s)
+{
+    return (__umulhi(n, m) + n) >> s;
+}
+/* t / d: a magic-number division for int32 indices, plain for int64 */
+template <class I> static __device__ __forceinline__ I fz_div(I t, I d, unsigned m, unsigned s);
+template <> __device__ __forceinline__ int fz_div<int>(int t, int, unsigned m, unsigned s) { return (int)fz_udiv((unsigned)t, m, s); }
+template <> __device__ __forceinline__ long long fz_div<long long>(long long t, long long d, unsigned, unsigned) { return t / d; }
+/* 16-byte (or narrower) vector of V elements, for vector loads/stores */
+template <class T, int V> struct __align__(sizeof(T) * V) fz_vec {
+    T v[V];
+};
+template <class T> static __device__ __forceinline__ T fz_lowest();
+template <> __device__ __forceinline__ float fz_lowest<float>() { return -FZ_INF; }
+template <> __device__ __forceinline__ double fz_lowest<double>() { return -FZ_DINF; }
+template <> __device__ __forceinline__ long long fz_lowest<long long>() { return -FZ_LLMAX - 1; }
+template <class T> static __device__ __forceinline__ T fz_highest();
+template <> __device__ __forceinline__ float fz_highest<float>() { return FZ_INF; }
+template <> __device__ __forceinline__ double fz_highest<double>() { return FZ_DINF; }
+template <> __device__ __forceinline__ long long fz_highest<long long>() { return FZ_LLMAX; }
+template <class T> static __device__ __forceinline__ T fz_qnan() { return (T)0; }
+template <> __device__ __forceinline__ float fz_qnan<float>() { return FZ_NAN; }
+template <> __device__ __forceinline__ double fz_qnan<double>() { return FZ_DNAN; }
+/* Reductions: S is the per-thread state; upd folds one element (with its
+ * index inside the reduced range), comb merges two states, fin gives the
+ * value for a count of n elements.  comb is applied in a fixed order so
+ * that results are bitwise the same run to run. */
+template <class T> struct fz_sum {
+    typedef T S;
+    static __device__ __forceinline__ S init() { return (T)0; }
+    static __device__ __forceinline__ S upd(S a, T v, long long) { return a + v; }
+    static __device__ __forceinline__ S comb(S a, S b) { return a + b; }
+    static __device__ __forceinline__ S shfl(S a, int o) { return __shfl_xor_sync(FZ_FULL, a, o); }
+    static __device__ __forceinline__ S bcast(S a, int l, int w) { return __shfl_sync(FZ_FULL, a, l, w); }
+    static __device__ __forceinline__ S ldcg(const S *p) { return *(const volatile S *)p; }
+    static __device__ __forceinline__ T fin(S a, long long) { return a; }
+};
+template <class T> struct fz_mean : fz_sum<T> {
+    static __device__ __forceinline__ T fin(T a, long long n) { return a / (T)n; }
+};
+template <class T> struct fz_prod : fz_sum<T> {
+    static __device__ __forceinline__ T init() { return (T)1; }
+    static __device__ __forceinline__ T upd(T a, T v, long long) { return a * v; }
+    static __device__ __forceinline__ T comb(T a, T b) { return a * b; }
+};
+static __device__ __forceinline__ long long fz_sat_i32(long long v) { return v < -2147483647LL - 1 ? -2147483647LL - 1 : v > 2147483647LL ? 2147483647LL : v; }
+template <class T> struct fz_rmax : fz_sum<T> {
+    static __device__ __forceinline__ T init() { return fz_lowest<T>(); }
+    static __device__ __forceinline__ T upd(T a, T v, long long) { return fz_max(a, v); }
+    static __device__ __forceinline__ T comb(T a, T b) { return fz_max(a, b); }
+};
+template <class T> struct fz_rmin : fz_sum<T> {
+    static __device__ __forceinline__ T init() { return fz_highest<T>(); }
+    static __device__ __forceinline__ T upd(T a, T v, long long) { return fz_min(a, v); }
+    static __device__ __forceinline__ T comb(T a, T b) { return fz_min(a, b); }
+};
+struct fz_any : fz_sum<int> {
+    static __device__ __forceinline__ int init() { return 0; }
+    static __device__ __forceinline__ int upd(int a, int v, long long) { return a | (v != 0); }
+    static __device__ __forceinline__ int comb(int a, int b) { return a | b; }
+    static __device__ __forceinline__ bool fin(int a, long long) { return a != 0; }
+};
+struct fz_all : fz_sum<int> {
+    static __device__ __forceinline__ int init() { return 1; }
+    static __device__ __forceinline__ int upd(int a, int v, long long) { return a & (v != 0); }
+    static __device__ __forceinline__ int comb(int a, int b) { return a & b; }
+    static __device__ __forceinline__ bool fin(int a, long long) { return a != 0; }
+};
+/* argmax/argmin: NaN wins, then the extreme value, then the first index */
+template <class T> struct fz_argst {
+    T v;
+    long long i;
+};
+template <class T, int MAX> struct fz_argred {
+    typedef fz_argst<T> S;
+    static __device__ __forceinline__ S init() { S s; s.v = MAX ? fz_lowest<T>() : fz_highest<T>(); s.i = FZ_LLMAX; return s; }
+    static __device__ __forceinline__ bool better(S b, S a)
+    {
+        bool bn = b.v != b.v, an = a.v != a.v;
+        if (bn || an)
+            return bn && (!an || b.i < a.i);
+        if (b.v == a.v)
+            return b.i < a.i;
+        return MAX ? b.v > a.v : b.v < a.v;
+    }
+    static __device__ __forceinline__ S upd(S a, T v, long long i) { S b; b.v = v; b.i = i; return better(b, a) ? b : a; }
+    static __device__ __forceinline__ S comb(S a, S b) { return better(b, a) ? b : a; }
+    static __device__ __forceinline__ S shfl(S a, int o) { a.v = __shfl_xor_sync(FZ_FULL, a.v, o); a.i = __shfl_xor_sync(FZ_FULL, a.i, o); return a; }
+    static __device__ __forceinline__ S bcast(S a, int l, int w) { a.v = __shfl_sync(FZ_FULL, a.v, l, w); a.i = __shfl_sync(FZ_FULL, a.i, l, w); return a; }
+    static __device__ __forceinline__ S ldcg(const S *p) { S s; s.v = *(const volatile T *)&p->v; s.i = *(const volatile long long *)&p->i; return s; }
+    static __device__ __forceinline__ long long fin(S a, long long) { return a.i == FZ_LLMAX ? 0 : a.i; }
+};
+/* var/std: Welford per thread, Chan's formula to combine (population) */
+template <class T> struct fz_mstate {
+    T n, m, q;
+};
+template <class T, int STD> struct fz_var {
+    typedef fz_mstate<T> S;
+    static __device__ __forceinline__ S init() { S s; s.n = 0; s.m = 0; s.q = 0; return s; }
+    static __device__ __forceinline__ S upd(S a, T v, long long)
+    {
+        a.n += (T)1;
+        T d = v - a.m;
+        a.m += d / a.n;
+        a.q += d * (v - a.m);
+        return a;
+    }
+    static __device__ __forceinline__ S comb(S a, S b)
+    {
+        if (b.n == (T)0)
+            return a;
+        if (a.n == (T)0)
+            return b;
+        S r;
+        r.n = a.n + b.n;
+        T d = b.m - a.m;
+        r.m = a.m + d * (b.n / r.n);
+        r.q = a.q + b.q + d * d * (a.n * (b.n / r.n));
+        return r;
+    }
+    static __device__ __forceinline__ S shfl(S a, int o) { a.n = __shfl_xor_sync(FZ_FULL, a.n, o); a.m = __shfl_xor_sync(FZ_FULL, a.m, o); a.q = __shfl_xor_sync(FZ_FULL, a.q, o); return a; }
+    static __device__ __forceinline__ S bcast(S a, int l, int w) { a.n = __shfl_sync(FZ_FULL, a.n, l, w); a.m = __shfl_sync(FZ_FULL, a.m, l, w); a.q = __shfl_sync(FZ_FULL, a.q, l, w); return a; }
+    static __device__ __forceinline__ S ldcg(const S *p) { S s; s.n = *(const volatile T *)&p->n; s.m = *(const volatile T *)&p->m; s.q = *(const volatile T *)&p->q; return s; }
+    static __device__ __forceinline__ T fin(S a, long long)
+    {
+        if (a.n == (T)0)
+            return fz_qnan<T>();
+        T v = a.q / a.n;
+        return STD ? sqrt(v) : v;
+    }
+};
+/* logsumexp: running max m and sum s of exp(x - m) */
+template <class T> struct fz_lsest {
+    T m, s;
+};
+template <class T> struct fz_lse {
+    typedef fz_lsest<T> S;
+    static __device__ __forceinline__ S init() { S a; a.m = fz_lowest<T>(); a.s = 0; return a; }
+    static __device__ __forceinline__ S upd(S a, T v, long long)
+    {
+        S b;
+        b.m = v;
+        b.s = 1;
+        return comb(a, b);
+    }
+    static __device__ __forceinline__ S comb(S a, S b)
+    {
+        if (a.m != a.m || b.m != b.m) {
+            S r;
+            r.m = fz_qnan<T>();
+            r.s = 1;
+            return r;
+        }
+        if (b.m == fz_lowest<T>())
+            return a;
+        if (a.m == fz_lowest<T>())
+            return b;
+        S r;
+        r.m = a.m > b.m ? a.m : b.m;
+        if (r.m == -fz_lowest<T>()) {
+            r.s = 1;
+            return r;
+        }
+        r.s = a.s * exp(a.m - r.m) + b.s * exp(b.m - r.m);
+        return r;
+    }
+    static __device__ __forceinline__ S shfl(S a, int o) { a.m = __shfl_xor_sync(FZ_FULL, a.m, o); a.s = __shfl_xor_sync(FZ_FULL, a.s, o); return a; }
+    static __device__ __forceinline__ S bcast(S a, int l, int w) { a.m = __shfl_sync(FZ_FULL, a.m, l, w); a.s = __shfl_sync(FZ_FULL, a.s, l, w); return a; }
+    static __device__ __forceinline__ S ldcg(const S *p) { S s; s.m = *(const volatile T *)&p->m; s.s = *(const volatile T *)&p->s; return s; }
+    static __device__ __forceinline__ T fin(S a, long long) { return a.s == (T)0 ? a.m : a.m + log(a.s); }
+};
+/* Reduce within groups of W lanes (W a power of two <= 32, all lanes
+ * active); every lane of the group gets the group's result. */
+template <class R, int W> static __device__ __forceinline__ typename R::S fz_warp_reduce(typename R::S a)
+{
+#pragma unroll
+    for (int o = W / 2; o > 0; o >>= 1)
+        a = R::comb(a, R::shfl(a, o));
+    return R::bcast(a, 0, W);
+}
+/* Reduce over the whole block (NW warps); every thread gets the result.
+ * Called by all threads of the block (it synchronises). */
+template <class R, int NW> static __device__ __forceinline__ typename R::S fz_block_reduce(typename R::S a)
+{
+    __shared__ typename R::S sh[NW];
+    a = fz_warp_reduce<R, 32>(a);
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = a;
+    __syncthreads();
+    typename R::S r = sh[0];
+#pragma unroll
+    for (int k = 1; k < NW; k++)
+        r = R::comb(r, sh[k]);
+    __syncthreads();
+    return r;
+}
+/* Thread block clusters (sm_90 on): a row split over CL blocks of one
+ * cluster.  FZ_CLUSTER(n) fixes a kernel's cluster width; compiled for an
+ * older architecture the kernel has none, which the launcher reads back
+ * (requiredClusterWidth 0) and then does not pick it. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define FZ_CLUSTER(n) __cluster_dims__(n, 1, 1)
+#else
+#define FZ_CLUSTER(n)
+#endif
+/* Every block of a cluster must have started before another writes into
+ * its shared memory (compute-sanitizer's racecheck: "a block that might
+ * not have entered yet"): each thread arrives at the cluster barrier when
+ * the kernel starts (fz_cluster_start) and waits before its first write
+ * (fz_cluster_reduce), or at the end if none came (fz_cluster_end); the
+ * wait is behind the loads of the row.  Bit 1 of the state p says it is
+ * pending, bit 0 is the slot parity. */
+template <int CL> static __device__ __forceinline__ void fz_cluster_start(void)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    if (CL > 1)
+        __cluster_barrier_arrive_relaxed();
+#endif
+}
+template <int CL> static __device__ __forceinline__ void fz_cluster_end(int p)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    if (CL > 1 && (p & 2))
+        __cluster_barrier_wait();
+#endif
+}
+/* Combine a block-reduced value over the CL blocks of the cluster; every
+ * thread of every block gets the result, combined in rank order (the same
+ * bits in each block).  Threads 0..CL-1 push the block's value into slot
+ * [parity][rank] of each block's shared memory, then the cluster barrier.
+ * The parity alternates: a block writes the same slot again only after
+ * the next barrier, which the reader reaches after reading. */
+template <class R, int CL>
+static __device__ __forceinline__ typename R::S fz_cluster_reduce(typename R::S a, int &p)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    __shared__ typename R::S slot[2][CL];
+    if (p & 2)
+        __cluster_barrier_wait(); /* every block has started */
+    p &= 1;
+    if (threadIdx.x < CL)
+        *(typename R::S *)__cluster_map_shared_rank((void *)&slot[p][blockIdx.x % CL], threadIdx.x) = a;
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+    typename R::S r = slot[p][0];
+#pragma unroll
+    for (int k = 1; k < CL; k++)
+        r = R::comb(r, slot[p][k]);
+    p ^= 1;
+    return r;
+#else
+    __trap();
+    return a;
+#endif
+}
+/* ---- end of preamble ---- */

@@ -1,0 +1,728 @@
+/* cuda/launch.c -- the launch stubs (host code, valid C11 and CUDA C++): per
+ * kernel its scratch sizes and the launch that picks a variant and its
+ * grid. */
+#include "cuda_priv.h"
+
+/* ------------------------------------------------------------------ */
+/* Launch stubs (host code, valid C11 and CUDA C++).                   */
+
+/* host: group sizes and their magic numbers (used by int32 variants) */
+static void host_group_sizes(KCtx *c, Buf *b)
+{
+    for (int g = 0; g < c->ng; g++) {
+        Buf s = {0};
+        cu_span_host(c, c->gfirst[g], c->glast[g], &s);
+        buf_printf(b, "    const int64_t gs%d = %s;\n", g, s.data);
+        buf_printf(b, "    unsigned m%d, s%d;\n", g, g);
+        buf_printf(b, "    fzk_magic(gs%d, &m%d, &s%d);\n", g, g, g);
+        buf_free(&s);
+    }
+}
+
+/* host: the same product in int64_t */
+static void host_product(const KCtx *c, int red, Buf *b) { cu_product_of(c, red, "(int64_t)1", b); }
+
+/* host: one FUSEC_LAUNCH of a 1-D grid */
+static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
+                        const char *block)
+{
+    buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, %s);\n", indent, kidx, v->name,
+               grid, block, is_wloop(v) ? "wargs" : "args");
+}
+
+/* nO, R, nI of the column scheme as host expressions */
+static void host_cols_sizes(KCtx *c, Buf *b)
+{
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    const char *nm[3] = {"nO", "R", "nI"};
+    for (int seg = 0; seg < 3; seg++) {
+        int lo = seg == 0 ? 0 : seg == 1 ? oe : re, hi = seg == 0 ? oe : seg == 1 ? re : c->ng;
+        buf_printf(b, "    const int64_t %s = (int64_t)1", nm[seg]);
+        for (int g = lo; g < hi; g++) {
+            Buf s = {0};
+            cu_span_host(c, c->gfirst[g], c->glast[g], &s);
+            buf_printf(b, " * %s", s.data);
+            buf_free(&s);
+        }
+        buf_puts(b, ";\n");
+    }
+}
+
+/* Launcher: `int rvec<i>` says whether variant i's 16-byte row accesses
+ * hold: rows of whole vw-element vectors, every row-shaped and per-column
+ * input and every vector-stored output aligned. */
+static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
+{
+    buf_printf(b, "    int rvec%d = rlen %% %d == 0;\n", i, vw);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]) || cu_acc_rowvec(c, &c->acc[a], vw))
+            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i, c->inbuf[c->acc[a].node->id],
+                       vw * dtype_size(MDT(c, c->acc[a].node)));
+    for (int o = 0; o < c->k->noutputs; o++)
+        if (cu_out_is_elem(c, o) && cu_depends_on_red(c, c->k->outputs[o]))
+            buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
+                       vw * dtype_size(MDT(c, c->k->outputs[o])));
+}
+
+/* Windowed row variants: every row-shaped pointer at the same element
+ * offset modulo the vector vw, so one shift serves them all.  Prints rsh
+ * and rwin the first time a launcher asks (*done). */
+static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
+{
+    if (*done)
+        return;
+    *done = 1;
+    int first = 1;
+    for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
+        Access x;
+        char p[32];
+        if (!cu_row_shaped(c, a, &x, p, sizeof p))
+            continue;
+        int sz = dtype_size(MDT(c, x.node));
+        if (first)
+            buf_printf(b, "    const uintptr_t rsh = (uintptr_t)%s / %d %% %d;\n"
+                          "    int rwin = (uintptr_t)%s %% %d == 0;\n", p, sz, vw, p, sz);
+        else
+            buf_printf(b, "    rwin = rwin && (uintptr_t)%s %% %d == 0 && (uintptr_t)%s / %d %% %d == rsh;\n", p,
+                       sz, p, sz, vw);
+        first = 0;
+    }
+}
+
+/* The grid of the windowed looped kernels: a block a row, at most 32 a
+ * multiprocessor (the blocks loop over the rest) */
+static void host_row_wloop_grid(Buf *b, const char *in)
+{
+    buf_printf(b, "%sblocks = nrows;\n%sif (blocks > (int64_t)sm_count * 32)\n%s    blocks = (int64_t)sm_count * 32;\n",
+               in, in, in);
+}
+
+/* Which of the windowed looped kernels with int indices v[wi] (_blockw,
+ * blocks of 1024) and v[wi + 1] (_blockw512) to take: 1024 where a
+ * multiprocessor holds two such blocks (the registers ptxas gave the
+ * kernel, asked at launch), else 512, which it then holds two or three
+ * of.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds of each;
+ * 0: not asked, or the runtime cannot say). */
+static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, const char *in)
+{
+    buf_printf(b, "%sfusert_status wst = FZK_BLOCKS_PER_SM(%d, %s, 1024, &wb1);\n", in, base + wi, v[wi].name);
+    buf_printf(b, "%sif (wst != FUSERT_SUCCESS)\n%s    return wst;\n%swbs = 1024;\n", in, in, in);
+    buf_printf(b, "%sif (wb1 < 2) {\n", in);
+    buf_printf(b, "%s    wst = FZK_BLOCKS_PER_SM(%d, %s, 512, &wb2);\n", in, base + wi + 1, v[wi + 1].name);
+    buf_printf(b, "%s    if (wst != FUSERT_SUCCESS)\n%s        return wst;\n%s    wbs = 512;\n%s}\n", in, in, in, in);
+}
+
+/* The windowed looped kernels with int indices before the shared-memory
+ * variants, v[i] and v[i + 1] (host_row_wloop_choose), taken where the
+ * rows in flight fit the device's L2 (each row is read once per reduction
+ * round and once more to write): the block chosen, else one of 1024 where
+ * those fit.  On the H200 (2^26 elements, rows of 20001 to 100001) f32
+ * softmax and rmsnorm took 32 registers: two blocks of 1024 beat four of
+ * 512 (softmax at 20001 187.5 against 231.8 us, fewer rows in flight) and
+ * the rows in shared memory (219.7) up to 40001; the bf16 kernels (36 to
+ * 64 registers) held one block of 1024 and two or three of 512, and 512
+ * won (softmax at 30001 129.8 against 188.1, 156.2 in shared memory);
+ * f32 layernorm (48 registers) held one of 1024 and three of 512, which
+ * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
+ * 261.8), where its 396 rows in flight no longer fit L2.  With the partial
+ * vectors outside the loop (row_wloop_pass) the six benchmark kernels take
+ * at most 32 registers and blocks of 1024; 512 is for bodies of more.  Rows past L2
+ * take shared memory where it holds them, else host_row_wloop_rest.  The
+ * queries are skipped when the rows of one block a multiprocessor do not
+ * fit (in the nvrtc target each compiles its kernel).  Each launch passes
+ * wrev from the rows in flight of the block it takes (fzk_row_rev). */
+static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int base)
+{
+    buf_printf(b, "    const int64_t wrow = rlen * %d; /* bytes a row reads */\n", cu_row_read_bytes(c));
+    buf_puts(b, "    int wbs = 0, wb1 = 0, wb2 = 0, l2 = 0;\n    if (!big && rwin) {\n"
+                "        fusert_status lst = FZK_L2_QUERY(&l2);\n        if (lst != FUSERT_SUCCESS)\n"
+                "            return lst;\n"
+                "        if (fzk_row_flight(nrows, 1, sm_count) * wrow <= (int64_t)l2) {\n");
+    host_row_wloop_choose(b, v, i, base, "            ");
+    buf_puts(b, "            /* the bytes the rows in flight read, for each block */\n"
+                "            const int64_t wr1 = fzk_row_flight(nrows, wb1, sm_count) * wrow;\n"
+                "            const int64_t wr2 = fzk_row_flight(nrows, wb2, sm_count) * wrow;\n");
+    host_row_wloop_grid(b, "            ");
+    buf_puts(b, "            if (wbs == 512 && wr2 <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(wr2, l2);\n");
+    host_launch(b, "                ", base + i + 1, &v[i + 1], "(unsigned)blocks", "512");
+    buf_puts(b, "            }\n            if (wr1 <= (int64_t)l2) {\n"
+                "                wrev = fzk_row_rev(wr1, l2);\n");
+    host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "1024");
+    buf_puts(b, "            }\n        }\n    }\n");
+}
+
+/* After the shared-memory variants: the windowed looped kernels with int
+ * indices (v[wi], v[wi + 1]; host_row_wloop_choose unless
+ * host_row_wloop_fit chose already) for rows no shared-memory variant
+ * took, then the one with 64-bit indices, v[i] (blocks of 1024), for the
+ * tensors of 2^31 elements or more */
+static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int base)
+{
+    if (wi < 0)
+        ICE("the windowed looped kernels with int indices are missing");
+    buf_puts(b, "    if (!big && rwin) {\n        if (!wbs) {\n");
+    host_row_wloop_choose(b, v, wi, base, "            ");
+    buf_puts(b, "        }\n");
+    host_row_wloop_grid(b, "        ");
+    buf_puts(b, "        wrev = fzk_row_rev(fzk_row_flight(nrows, wbs == 1024 ? wb1 : wb2, sm_count) * wrow, l2);\n");
+    buf_puts(b, "        if (wbs == 1024)\n");
+    host_launch(b, "            ", base + wi, &v[wi], "(unsigned)blocks", "1024");
+    host_launch(b, "        ", base + wi + 1, &v[wi + 1], "(unsigned)blocks", "512");
+    /* 2^31 elements or more: the L2 was not asked yet; rows in flight
+     * counted at a block a multiprocessor (the kernel's occupancy is not
+     * asked) */
+    buf_puts(b, "    }\n    if (rwin) {\n        if (!l2) {\n"
+                "            fusert_status lst = FZK_L2_QUERY(&l2);\n            if (lst != FUSERT_SUCCESS)\n"
+                "                return lst;\n        }\n");
+    host_row_wloop_grid(b, "        ");
+    buf_puts(b, "        wrev = fzk_row_rev(fzk_row_flight(nrows, 1, sm_count) * wrow, l2);\n");
+    host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "1024");
+    buf_puts(b, "    }\n");
+}
+
+/* The scratch of a kernel: NAME_scratch_bytes, and for reduce kernels
+ * NAME_scratch_zero_bytes. */
+static void launch_scratch(KCtx *c, Buf *b)
+{
+    const Kernel *k = c->k;
+    int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        nreds += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    int cols = cu_is_cols_scheme(c);
+    buf_printf(b, "\n/* launch %s */\n", k->name);
+    buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
+    if (scalar && c->atomic)
+        buf_printf(b, "    return %d + %d; /* ticket counter, then one atomic accumulator per reduction */\n",
+                   SCALAR_HEAD, nreds * 8);
+    else if (scalar)
+        buf_printf(b, "    return %d + (size_t)%d * %d; /* ticket counter, then partials */\n", SCALAR_HEAD,
+                   nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
+    else if (cols && c->atomic) {
+        host_cols_sizes(c, b);
+        buf_printf(b, "    (void)R;\n"
+                      "    /* tile counters, then per reduction one atomic accumulator per column */\n"
+                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
+                   nreds * 8);
+    } else if (cols) {
+        host_cols_sizes(c, b);
+        buf_printf(b, "    (void)R;\n"
+                      "    /* tile counters, then per reduction the partials of the most splits */\n"
+                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * fzk_cols_splits(nO * nI) * nO * nI);\n",
+                   nreds * cu_cols_slot(c));
+    } else
+        buf_puts(b, "    return 0;\n");
+    buf_puts(b, "}\n");
+    /* What must be all zero when the kernel starts: the counters, which the
+     * last block of each tile leaves at zero again, and the atomic
+     * accumulators (with --atomic-reduce that is the whole scratch);
+     * partials are written before they are read. */
+    if (k->kind == KK_REDUCE) { /* NAME_run asks the reduce kernels only */
+        buf_printf(b, "static size_t %s_scratch_zero_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
+        if ((scalar || cols) && c->atomic)
+            buf_printf(b, "    return %s_scratch_bytes(dims);\n", k->name);
+        else if (scalar)
+            buf_printf(b, "    return %d;\n", SCALAR_HEAD);
+        else if (cols) {
+            host_cols_sizes(c, b);
+            buf_puts(b, "    (void)R;\n    return (size_t)fzk_cols_cnt_bytes(nO, nI);\n");
+        } else
+            buf_puts(b, "    return 0;\n");
+        buf_puts(b, "}\n");
+    }
+}
+
+/* Loop kernels: the vector variants where pointers and rows allow, one
+ * pass over the whole array, int32 indices where they fit. */
+static void launch_loop(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    Buf n = {0};
+    int V = c->L->vw;
+    host_product(c, -1, &n);
+    buf_printf(b, "    const int64_t n = %s;\n", n.data);
+    buf_puts(b, "    if (n == 0)\n        return FUSERT_SUCCESS;\n");
+    if (V > 1) {
+        buf_printf(b, "    int vec = 1; /* 16-byte accesses need aligned pointers%s */\n",
+                   c->ng > 1 ? " and whole vectors per row" : "");
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           V * dtype_size(MDT(c, c->acc[a].node)));
+        for (int i = 0; i < k->noutputs; i++) {
+            Access a = {k->outputs[i], {0}};
+            cu_out_map(c, k->outputs[i], a.map);
+            if (cu_acc_full(c, &a))
+                buf_printf(b, "    vec = vec && (uintptr_t)out%d %% %d == 0;\n", i,
+                           V * dtype_size(MDT(c, k->outputs[i])));
+        }
+        if (c->L->wrap) {
+            /* aligned, but rows that do not hold whole vectors: the
+             * wrapping body, when a row holds at least one vector */
+            buf_printf(b, "    const int vecw = vec && gs%d %% %d != 0 && gs%d >= %d;\n", c->ng - 1, V,
+                       c->ng - 1, V);
+            buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+            buf_printf(b, "    const int64_t per = vec || vecw ? %d : 1;\n", V);
+        } else {
+            if (c->ng > 1)
+                buf_printf(b, "    vec = vec && gs%d %% %d == 0;\n", c->ng - 1, V);
+            buf_printf(b, "    const int64_t per = vec ? %d : 1;\n", V);
+        }
+    } else {
+        buf_puts(b, "    const int vec = 0;\n    const int64_t per = 1;\n");
+    }
+    /* the whole array in one pass: a thread takes one double step (two
+     * vectors, both loads in flight), or one vector when the body does
+     * little arithmetic a byte (cu_loop_light).  The int32 bound is the
+     * largest index the body forms: below n plus twice the grid's
+     * elements, or with one vector a thread twice the grid's elements */
+    const int light = cu_loop_light(c);
+    if (light)
+        buf_puts(b, "    /* light: one vector a thread */\n");
+    buf_printf(b, "    int64_t blocks = (n + per * %d - 1) / (per * %d);\n", light ? 256 : 512,
+               light ? 256 : 512);
+    buf_puts(b, "    if (blocks > (int64_t)1 << 30)\n        blocks = (int64_t)1 << 30;\n");
+    buf_printf(b, "    const int big = %s2 * blocks * 256 * per >= (int64_t)2147483647;\n    (void)big;\n",
+               light ? "" : "n + ");
+    buf_puts(b, "    (void)vec;\n");
+    for (int i = 0; i < nv; i++) {
+        if (v[i].kind == VK_LOOP_V && v[i].i64)
+            buf_puts(b, "    if (vec)\n");
+        else if (v[i].kind == VK_LOOP_V)
+            buf_puts(b, "    if (vec && !big)\n");
+        else if (v[i].kind == VK_LOOP_W)
+            buf_puts(b, "    if (vecw && !big)\n");
+        else if (!v[i].i64)
+            buf_puts(b, "    if (!big)\n");
+        int last = i == nv - 1;
+        host_launch(b, last ? "    " : "        ", base + i, &v[i], "(unsigned)blocks", "256");
+    }
+    buf_free(&n);
+}
+
+/* Column reductions: tiles of 32 columns (32 vectors when aligned), the
+ * reduced range split over blockIdx.z. */
+static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    host_cols_sizes(c, b);
+    buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
+                  "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                  "\"%s: no scratch buffer\");\n", k->name);
+    int vw = v[0].vw;
+    if (vw > 1) {
+        buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_printf(b, "    const int64_t tiles_x = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
+    } else
+        buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
+    buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
+                "    /* split the reduced range into one wave of about four blocks per\n"
+                "     * multiprocessor; a few outputs (two tiles) into several waves */\n"
+                "    int64_t ns = nO * nI > 256 ? (int64_t)sm_count * 4 / (tiles_x * grid_y)\n"
+                "                               : ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
+    buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
+    buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
+                "    nsplit = (int)ns;\n");
+    if (vw > 1) {
+        buf_puts(b, "    if (vec)\n    ");
+        buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                      "stream, args);\n", base, v[0].name);
+    }
+    buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
+                  "stream, args);\n", base + nv - 1, v[nv - 1].name);
+}
+
+/* Full reductions: a chunk a block, the vector variant on aligned inputs. */
+static void launch_scalar(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    Buf n = {0};
+    host_product(c, -1, &n);
+    buf_printf(b, "    const int64_t n = %s;\n", n.data);
+    buf_printf(b, "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                  "\"%s: no scratch buffer\");\n", k->name);
+    buf_puts(b, "    int64_t blocks = (n + 511) / 512;\n");
+    buf_printf(b, "    if (blocks > (int64_t)sm_count * 4)\n        blocks = (int64_t)sm_count * 4;\n"
+                  "    if (blocks > %d)\n        blocks = %d;\n    if (blocks < 1)\n        blocks = 1;\n",
+               SCALAR_MAX_BLOCKS, SCALAR_MAX_BLOCKS);
+    if (v[0].vw > 1) {
+        /* vector variant: aligned full accesses */
+        buf_puts(b, "    int vec = 1;\n");
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           v[0].vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_puts(b, "    if (vec) {\n");
+        /* contiguous chunks of T steps (fzk_scalar_steps) */
+        buf_printf(b, "        const int64_t steps = (n / %d * %d + %d) / %d;\n", v[0].vw, v[0].vw,
+                   512 * v[0].vw - 1, 512 * v[0].vw);
+        buf_puts(b, "        const int64_t T = fzk_scalar_steps(steps);\n"
+                    "        blocks = (steps + T - 1) / T;\n        if (blocks < 1)\n            blocks = 1;\n");
+        host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "512");
+        buf_puts(b, "    }\n");
+    } else if (nv > 1) {
+        buf_puts(b, "    if (n + blocks * 512 < (int64_t)2147483647)\n");
+        host_launch(b, "        ", base + 0, &v[0], "(unsigned)blocks", "512");
+    }
+    host_launch(b, "    ", base + nv - 1, &v[nv - 1], "(unsigned)blocks", "512");
+    buf_free(&n);
+}
+
+/* A row held in dynamic shared memory (the _rsm variants): CAP elements a
+ * thread (as the kernel computes it), when the device lets a block have
+ * them beside its static shared memory. */
+static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const char *cond, int ebytes, Buf *b)
+{
+    /* smem_row_bytes and smem_fits, over the call's rlen */
+    int span = v[i].tpr * v[i].vw;
+    int per = 1024 / v[i].bs;
+    char ok[32];
+    if (v[i].sh)
+        snprintf(ok, sizeof ok, "rwin");
+    else {
+        host_row_vec_check(c, b, i, v[i].vw);
+        snprintf(ok, sizeof ok, "rvec%d", i);
+    }
+    buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
+               v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
+    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
+               SMEM_ROW_MAX_OPTIN);
+    buf_puts(b, "        int smo = 0;\n"
+                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
+                "        if (sst != FUSERT_SUCCESS)\n"
+                "            return sst;\n");
+    buf_printf(b, "        if (%d * (smb%d + %d) <= smo && smb%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
+               per, i, SMEM_ROW_STATIC, i);
+    buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
+               v[i].bs);
+    buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
+                  "stream, args);\n", base + i, v[i].name, v[i].bs, i);
+    buf_puts(b, "        }\n    }\n");
+}
+/* Row kernels: the first variant whose row shape and alignment hold, in
+ * plan order: on-chip, warp a row, windowed looped, block a row. */
+static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    Buf n = {0};
+    Buf r = {0};
+    host_product(c, 0, &n);
+    host_product(c, 1, &r);
+    buf_printf(b, "    const int64_t nrows = %s;\n", n.data);
+    buf_printf(b, "    const int64_t rlen = %s; /* elements per row */\n", r.data);
+    buf_puts(b, "    if (nrows == 0)\n        return FUSERT_SUCCESS;\n");
+    buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
+                " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
+    buf_puts(b, "    int64_t blocks;\n");
+    const int ebytes = cu_row_elem_bytes(c);
+    /* on-chip variants first, then warp per row, then block per row */
+    int win_checked = 0;
+    int wi = -1; /* the index of _blockw (host_row_wloop_fit) */
+    for (int i = 0; i < nv; i++) {
+        const char *cond = v[i].i64 ? "" : "!big && ";
+        if (v[i].kind == VK_ROW_C) {
+            int rpb = v[i].bs / v[i].tpr;
+            if (v[i].sh)
+                host_row_window_check(c, b, v[i].vw, &win_checked);
+            if (v[i].sm) {
+                launch_row_smem(c, v, i, base, cond, ebytes, b);
+                continue;
+            }
+            if (v[i].sh) {
+                /* the row plus its shift fits */
+                buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
+            } else if (v[i].cl > 1) {
+                /* a row over the blocks of a cluster: whole aligned
+                 * vectors, and a kernel built with the cluster width
+                 * (sm_90 on; FUSEC_CLUSTER_WIDTH reads 0 otherwise) */
+                host_row_vec_check(c, b, i, v[i].vw);
+                buf_printf(b, "    int clw%d = 0;\n", i);
+                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].cl * v[i].tpr * v[i].cap);
+                buf_printf(b, "        const fusert_status cst = FUSEC_CLUSTER_WIDTH(%d, %s, &clw%d);\n", base + i,
+                           v[i].name, i);
+                buf_puts(b, "        if (cst != FUSERT_SUCCESS)\n            return cst;\n    }\n");
+                buf_printf(b, "    if (clw%d == %d) {\n", i, v[i].cl);
+                buf_puts(b, "        blocks = nrows;\n");
+            } else if (v[i].vw > 1) {
+                /* 16-byte row accesses: whole vectors per row, aligned rows */
+                host_row_vec_check(c, b, i, v[i].vw);
+                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
+            } else
+                buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
+            if (v[i].cl == 1)
+                buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
+        } else if (v[i].tpr == 32) {
+            buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
+            buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+        } else if (v[i].sh) {
+            /* the looped body with windowed vectors: rows at any
+             * offset past the on-chip variants (host_row_wloop) */
+            host_row_window_check(c, b, v[i].vw, &win_checked);
+            if (!v[i].i64 && v[i].bs == 1024) {
+                host_row_wloop_fit(c, b, v, i, base);
+                wi = i;
+            } else if (v[i].i64)
+                host_row_wloop_rest(b, v, wi, i, base);
+            continue;
+        } else if (v[i].vw > 1) {
+            /* the looped body with vectors: rows of whole aligned vectors,
+             * when there are too few rows to fill the machine.  On the
+             * H200 (2^26 f32 elements) it took softmax, layernorm and
+             * rmsnorm at 262144 (256 rows) from 471, 501, 330 us to 401,
+             * 332, 225, and at 131072 (512 rows) from 318, 329, 236 to
+             * 320, 316, 223; with rows enough for a full wave it was
+             * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
+             * 40000: 284 -> 328 softmax), cause not isolated */
+            host_row_vec_check(c, b, i, v[i].vw);
+            buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4)\n", i);
+            host_launch(b, "        ", base + i, &v[i], "(unsigned)nrows", "256");
+            continue;
+        } else {
+            /* the last resort: any row length, int64 indices */
+            buf_puts(b, "    blocks = nrows;\n");
+            buf_puts(b, "    if (blocks > (int64_t)sm_count * 32)\n        blocks = (int64_t)sm_count * 32;\n");
+            host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
+            continue;
+        }
+        if (v[i].kind == VK_ROW_C) {
+            /* blocks holds groups of rows (one row for a cluster, else
+             * the block's rows); the grid follows from their bytes */
+            int gr = v[i].cl > 1 ? 1 : v[i].bs / v[i].tpr;
+            buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %d, sm_count, %d);\n", gr * ebytes,
+                       v[i].bs, v[i].cl);
+        } else {
+            /* a row reduction, a warp a row: at most 256 blocks a
+             * multiprocessor, the grid these kernels are measured with
+             * (fzk_row_grid is measured on the cached ones above) */
+            buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
+        }
+        char bs[16];
+        snprintf(bs, sizeof bs, "%d", v[i].bs);
+        host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
+        buf_puts(b, "    }\n");
+    }
+    buf_free(&r);
+    buf_free(&n);
+}
+/* The stub of one kernel (emit.h): recompute the group sizes and magic
+ * numbers from dims, pick the variant (alignment, row length, int32 range)
+ * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
+ * test is done here, on the host, once per call. */
+static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
+    int cols = cu_is_cols_scheme(c);
+    launch_scratch(c, b);
+    buf_printf(b,
+               "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
+               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
+               k->name);
+    Buf decl = {0}, args = {0};
+    cu_host_common_args(c, &decl, &args);
+    buf_puts(b, decl.data);
+    buf_puts(b, "    (void)bufs;\n    (void)scalars;\n    (void)dims;\n    (void)scratch;\n    (void)zscratch;\n");
+    host_group_sizes(c, b);
+    for (int g = 0; g < c->ng; g++)
+        buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
+    if (scalar || cols) {
+        buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
+        buf_puts(b, "    unsigned char *zscr = (unsigned char *)zscratch;\n");
+        buf_puts(&args, ", (void *)&scr, (void *)&zscr");
+    }
+    if (cols) {
+        buf_puts(b, "    int nsplit = 1;\n");
+        buf_puts(&args, ", (void *)&nsplit");
+    }
+    buf_printf(b, "    void *args[] = {%s};\n", args.data);
+    if (c->L->wloop)
+        /* wrev: whether every second pass reads the row from its end
+         * (fzk_row_rev, row_elem_loop_vec) */
+        buf_printf(b, "    int wrev = 0;\n    void *wargs[] = {%s, (void *)&wrev};\n", args.data);
+    buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
+    if (k->kind == KK_LOOP)
+        launch_loop(c, v, nv, base, b);
+    else if (cols)
+        launch_cols(c, v, nv, base, b);
+    else if (scalar)
+        launch_scalar(c, v, nv, base, b);
+    else
+        launch_rows(c, v, nv, base, b);
+    buf_puts(b, "}\n");
+    buf_free(&decl);
+    buf_free(&args);
+}
+
+/* The host helpers every module's stubs share: magic numbers, the row,
+ * column and full-reduction grid rules and the macros a build may set. */
+static void emit_launch_helpers(Buf *out)
+{
+    buf_puts(out,
+             "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
+             " * (fz_udiv in the kernels); unused by the int64 variants. */\n"
+             "static inline void fzk_magic(int64_t d, unsigned *m, unsigned *s)\n"
+             "{\n"
+             "    unsigned sh = 0;\n"
+             "    if (d < 1 || d >= (int64_t)2147483647) {\n"
+             "        *m = 0;\n"
+             "        *s = 0;\n"
+             "        return;\n"
+             "    }\n"
+             "    while (((int64_t)1 << sh) < d)\n"
+             "        sh++;\n"
+             "    *s = sh;\n"
+             "    *m = (unsigned)(((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d) / (uint64_t)d + 1);\n"
+             "}\n"
+             "/* fzk_row_grid: the grid of a row kernel for n groups of rows (the rows\n"
+             " * a block of bs threads takes at once, or one row for a cluster of g\n"
+             " * blocks) that read and write gbytes each.  A block takes groups in\n"
+             " * turn until its threads have moved about FZK_ROW_THREAD_BYTES each,\n"
+             " * so short rows share a block's start-up, but the grid keeps 32 blocks\n"
+             " * a multiprocessor while there are groups for them (a full machine of\n"
+             " * blocks of 64 threads); past that it grows with the rows.  A bound of\n"
+             " * 256 blocks a multiprocessor is slower: at 262144 softmax rows of 1024\n"
+             " * f32 (H200) each block takes 8 rows in turn and the last ones run on\n"
+             " * alone (523.3 us against 507.8 without the bound).  A block a group\n"
+             " * for every length is slower for short rows (2^26 elements: 333 f32\n"
+             " * 157.6 -> 167.6 us, 64 bf16 91.0 -> 98.9), and 12288 bytes a block\n"
+             " * whatever its size slows static rows of 1024 bf16 in blocks of 32\n"
+             " * (68.0 -> 69.6 us).  FZK_ROW_GRID_MAX(sms) bounds the grid: 2^30 keeps\n"
+             " * gridDim.x in range; a build may define it smaller to have blocks\n"
+             " * loop over more rows, as tests do. */\n"
+             "#ifndef FZK_ROW_THREAD_BYTES\n"
+             "#define FZK_ROW_THREAD_BYTES 96\n"
+             "#endif\n"
+             "#ifndef FZK_ROW_GRID_MAX\n"
+             "#define FZK_ROW_GRID_MAX(sms) ((int64_t)1 << 30)\n"
+             "#endif\n"
+             "/* FZK_ROW_SMEM_MAX: the most dynamic shared memory a row kernel takes\n"
+             " * to hold its row (the _rsm variants), beside the device's own limit; a\n"
+             " * build may define it 0 to keep such rows on the looped kernel, as\n"
+             " * tests do. */\n"
+             "#ifndef FZK_ROW_SMEM_MAX\n"
+             "#define FZK_ROW_SMEM_MAX 2147483647\n"
+             "#endif\n");
+    /* the windowed looped row kernels' launch (host_row_wloop_fit) */
+    buf_puts(out,
+             "/* FZK_L2_BYTES: the L2 the row launch rules assume, instead of the\n"
+             " * device's (a build may define it, as tests do) */\n"
+             "#ifdef FZK_L2_BYTES\n"
+             "#define FZK_L2_QUERY(bytes) (*(bytes) = (int)(FZK_L2_BYTES), FUSERT_SUCCESS)\n"
+             "#else\n"
+             "#define FZK_L2_QUERY(bytes) FUSEC_L2_BYTES(bytes)\n"
+             "#endif\n"
+             "/* FZK_ROW_WLOOP_BLOCK: the block (1024 or 512) the windowed looped row\n"
+             " * kernels take, instead of the one the kernel's occupancy picks (a\n"
+             " * build may define it, as tests do) */\n"
+             "#ifdef FZK_ROW_WLOOP_BLOCK\n"
+             "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) \\\n"
+             "    (*(n) = (block) == (FZK_ROW_WLOOP_BLOCK) ? 2 : 1, FUSERT_SUCCESS)\n"
+             "#else\n"
+             "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n)\n"
+             "#endif\n");
+    /* On the H200 (2^26 elements, every second pass backwards always /
+     * never): f32 softmax at 16387 /
+     * 22001 / 25001 / 28001 192.0 / 182.8 / 183.1 / 185.3 against 189.1 /
+     * 182.3 / 186.0 / 191.7 us, rmsnorm 175.4 / 167.4 / 172.8 / 175.5
+     * against 160.1 / 166.5 / 172.7 / 179.1; bf16 softmax at 30001 /
+     * 50257 / 65537 141.0 / 135.1 / 128.3 against 140.0 / 136.0 / 130.2.
+     * Rows in flight of 28%, 37%, 42%, 47% of L2 (f32) and 25%, 42%, 55%
+     * (bf16): backwards won from about 40% */
+    buf_puts(out,
+             "/* FZK_ROW_REV_PCT: the windowed looped row kernels read every second\n"
+             " * pass from the row's end where the rows in flight read more than this\n"
+             " * percent of L2 (a build may define it, as tests do: 0, always; past\n"
+             " * 100, only rows past L2) */\n"
+             "#ifndef FZK_ROW_REV_PCT\n"
+             "#define FZK_ROW_REV_PCT 40\n"
+             "#endif\n"
+             "/* The rows a windowed looped kernel has in flight: bps blocks a\n"
+             " * multiprocessor (at least one; 0 where the runtime cannot say), at most\n"
+             " * every row */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_flight(int64_t nrows, int bps, int sms)\n"
+             "{\n"
+             "    const int64_t f = (int64_t)(bps > 1 ? bps : 1) * sms;\n"
+             "    return f < nrows ? f : nrows;\n"
+             "}\n"
+             "/* wrev for rows in flight that read `bytes` */\n"
+             "static FUSEC_MAYBE_UNUSED inline int fzk_row_rev(int64_t bytes, int l2)\n"
+             "{\n"
+             "    return bytes > (int64_t)l2 * (FZK_ROW_REV_PCT) / 100;\n"
+             "}\n");
+    buf_puts(out,
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_row_grid(int64_t n, int64_t gbytes, int bs, int sms, int g)\n"
+             "{\n"
+             "    int64_t k = gbytes > 0 ? (int64_t)FZK_ROW_THREAD_BYTES * bs / gbytes : 1;\n"
+             "    const int64_t lo = (int64_t)sms * 32;\n"
+             "    int64_t cap = (int64_t)(FZK_ROW_GRID_MAX(sms));\n"
+             "    if (k < 1)\n"
+             "        k = 1;\n"
+             "    if (cap > ((int64_t)1 << 30))\n"
+             "        cap = (int64_t)1 << 30;\n"
+             "    cap = cap / g * g;\n"
+             "    if (cap < g)\n"
+             "        cap = g;\n"
+             "    int64_t m = (n + k - 1) / k;\n"
+             "    if (m < lo)\n"
+             "        m = n < lo ? n : lo;\n"
+             "    return m < cap / g ? m * g : cap;\n"
+             "}\n"
+             "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
+             " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
+             " * up to 512, 2^18 partial states at most.  On the H200, 96 columns in\n"
+             " * 64 blocks ran at 20% of copy, in 2048 at 43%, in 512 at 69% (the\n"
+             " * last block's combine of 2048 partials a column cost more than the\n"
+             " * wider split won).  Past two tiles the\n"
+             " * launch aims at one wave of four blocks per multiprocessor instead:\n"
+             " * [16384, 8192] took 137 us split 64 ways (4096 blocks, 3.9 waves),\n"
+             " * 134 us 16 ways and 130 us 8 ways (512 blocks). */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
+             "{\n"
+             "    if (n > 256)\n"
+             "        return 64;\n"
+             "    int64_t s = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"
+             "    return s < 64 ? 64 : s > 512 ? 512 : s;\n"
+             "}\n"
+             "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
+             " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
+             " * whole 256-byte pieces (the kernel's cnt_bytes, from its grid) */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_cnt_bytes(int64_t nO, int64_t nI)\n"
+             "{\n"
+             "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
+             "}\n");
+    buf_printf(out,
+               "/* fzk_scalar_steps: the steps of each block's chunk in a vector full\n"
+               " * reduction of `steps` steps: at most %d chunks, and below that chunks of\n"
+               " * up to %d steps while %d blocks remain (the compiler's scalar_chunk_steps,\n"
+               " * which gives a static size's kernel the same T as a constant) */\n"
+               "static FUSEC_MAYBE_UNUSED inline int64_t fzk_scalar_steps(int64_t steps)\n"
+               "{\n"
+               "    int64_t T = (steps + %d) / %d;\n"
+               "    if (T < %d)\n"
+               "        T = steps / %d > %d ? %d : steps / %d;\n"
+               "    return T < 1 ? 1 : T;\n"
+               "}\n",
+               SCALAR_MAX_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_MAX_BLOCKS - 1, SCALAR_MAX_BLOCKS,
+               SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS, SCALAR_CHUNK_STEPS, SCALAR_CHUNK_STEPS, SCALAR_MIN_BLOCKS);
+}
+
+/* The stubs of every kernel of the module, after the shared helpers. */
+void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
+{
+    const CudaModule *m = cu_module(plans, nplans, o);
+    emit_launch_helpers(out);
+    for (int i = 0; i < m->nkern; i++) {
+        const Lowering *L = &m->kern[i];
+        KCtx c;
+        Buf none = {0};
+        cu_kctx_begin(&c, L, o, &none);
+        emit_launcher(&c, L->v, L->nv, L->kindex, out);
+        cu_kctx_end(&c);
+        buf_free(&none);
+    }
+}

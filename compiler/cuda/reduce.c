@@ -1,0 +1,489 @@
+/* cuda/reduce.c -- reductions with partials from several blocks: the full
+ * reduction (one launch, the last block combines) and the column / middle
+ * axes scheme (rows split over blockIdx.z, a last-block combine a tile). */
+#include "cuda_priv.h"
+
+/* The last-block ticket of the one-launch reductions: the block's writes
+ * are fenced, thread 0 takes a ticket of the counter, and fz_last says
+ * whether it was the last of `total` blocks. */
+static void emit_ticket(KCtx *c, const char *counter, const char *total)
+{
+    emit_line(&c->w, "if (threadIdx.x == 0)");
+    emit_line(&c->w, "    fz_last = atomicAdd(%s, 1u) == %s;", counter, total);
+    emit_line(&c->w, "__syncthreads();");
+}
+
+/* The body of a full reduction's vector loop (after its `for` line): the
+ * vector loads at i of every full access, then each of the V elements
+ * folded into the reductions */
+static void scalar_vec_step(KCtx *c, RoundCtx *rc)
+{
+    cu_open_scope(c);
+    for (int q = 0; q < c->nacc; q++)
+        if (cu_acc_full(c, &c->acc[q]))
+            emit_line(&c->w, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + i);", cu_stype(MDT(c, c->acc[q].node)),
+                      q, cu_stype(MDT(c, c->acc[q].node)), c->inbuf[c->acc[q].node->id]);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    c->vec = 1;
+    c->flat = "(i + j)";
+    if (c->ng == 1)
+        c->gi[0] = c->flat;
+    emit_line(&c->w, "const I r = i + j;");
+    cu_round_elem(c, rc);
+    cu_close_scope(c);
+    cu_close_scope(c);
+    cu_reset_point(c);
+}
+
+/* The fold of a full reduction: each block its chunk (vector variant) or
+ * a grid-stride share (plain variant) of the flat space into a<id>. */
+static void scalar_fold(KCtx *c, RoundCtx *rc)
+{
+    int vw = c->L->vw;
+    if (vw > 1) {
+        /* V elements per thread and step: 16-byte loads of every full access
+         * (the stub checked alignment; V == 1 is the plain variant).  Block
+         * b folds the contiguous chunk of T steps from b T BS V on (the
+         * launcher's grid, cu_scalar_chunk_steps), one vector a thread a step.
+         * A whole chunk's loop has no bound to test, and with T known here
+         * ptxas can unroll it. */
+        int64_t sn = cu_static_space_len(c);
+        int64_t T = sn >= 0 ? cu_scalar_chunk_steps(sn / vw * vw, 512 * vw) : -1;
+        emit_line(&c->w, "const I nv = n / V * V;");
+        emit_line(&c->w, "const I per = (I)BS * V; /* elements a block folds a step */");
+        if (T > 0) {
+            /* the plain variant (V 1) has the launcher's other grid */
+            emit_line(&c->w, "const I T = V == %d ? (I)%lld /* scalar_chunk_steps */", vw, (long long)T);
+            emit_line(&c->w, "                    : ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
+        } else
+            emit_line(&c->w, "const I T = ((nv + per - 1) / per + gridDim.x - 1) / gridDim.x; /* steps a block */");
+        emit_line(&c->w, "const I c0 = (I)blockIdx.x * T * per;");
+        emit_line(&c->w, "I i = c0 + (I)threadIdx.x * V;");
+        emit_line(&c->w, "if (c0 + T * per <= nv) {");
+        cu_open_scope(c);
+        emit_line(&c->w, T > 0 && T <= 64 ? "#pragma unroll" : "#pragma unroll 8");
+        emit_line(&c->w, "for (I s = 0; s < T; s++, i += per) {");
+        scalar_vec_step(c, rc);
+        cu_close_scope(c);
+        emit_line(&c->w, "else {");
+        cu_open_scope(c);
+        emit_line(&c->w, "/* the last block's chunk ends inside the array */");
+        emit_line(&c->w, "for (; i < nv; i += per) {");
+        scalar_vec_step(c, rc);
+        cu_close_scope(c);
+        emit_line(&c->w, "/* the last n - nv (< V) elements, by the last block */");
+        emit_line(&c->w, "for (I i = nv + threadIdx.x; i < n && blockIdx.x == gridDim.x - 1; i += BS) {");
+    } else
+        emit_line(&c->w, "for (I i = (I)blockIdx.x * BS + threadIdx.x; i < n; i += (I)gridDim.x * BS) {");
+    cu_open_scope(c);
+    c->flat = "i";
+    if (c->L->dec)
+        cu_decompose(c, "i", -1);
+    else if (c->ng == 1)
+        c->gi[0] = "i";
+    /* r is the index inside the reduced range: here the flat index */
+    emit_line(&c->w, "const I r = i;");
+    cu_round_elem(c, rc);
+    cu_close_scope(c);
+    cu_reset_point(c);
+}
+
+/* The combine of a full reduction's block partials, then the epilogue and
+ * the outputs, by the block that takes the last ticket. */
+static void scalar_combine(KCtx *c, const IrNode **reds, int nreds)
+{
+    const Kernel *k = c->k;
+    /* Each block's partial goes to its slot, read back in block order by
+     * the last block (ordered), or with --atomic-reduce into the
+     * reduction's accumulator word at zscratch + SCALAR_HEAD + 8 i by one
+     * atomic, which the last block reads and puts back to 0 -- the identity
+     * of every encoding of the preamble's fz_aadd/fz_aext -- for the next
+     * call.  Every block's writes precede its ticket behind a fence.  The
+     * counter and the accumulators live in zscratch, which is all zero when
+     * the kernel starts and which it leaves all zero (the runtime's zeroed
+     * scratch, or the call's own memset block); the partials in scratch. */
+    if (c->atomic) {
+        emit_line(&c->w, "/* block partials combined with atomics (--atomic-reduce: not bitwise");
+        emit_line(&c->w, " * reproducible); the last block reads the totals */");
+    } else
+        emit_line(&c->w, "/* block partials, then the last block combines them in block order */");
+    emit_line(&c->w, "__shared__ int fz_last;");
+    emit_line(&c->w, "unsigned *counter = (unsigned *)zscratch;");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        if (c->atomic) {
+            emit_line(&c->w, "A%d::W *acc%d = (A%d::W *)(zscratch + %d + %d);", id, id, id, SCALAR_HEAD, i * 8);
+            emit_line(&c->w, "if (threadIdx.x == 0)");
+            emit_line(&c->w, "    A%d::put(acc%d, a%d);", id, id, id);
+        } else {
+            emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + %d + %d * %d);", id, id, id, SCALAR_HEAD,
+                      i * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
+            emit_line(&c->w, "if (threadIdx.x == 0)");
+            emit_line(&c->w, "    part%d[blockIdx.x] = a%d;", id, id);
+        }
+    }
+    emit_line(&c->w, "__threadfence();");
+    emit_ticket(c, "counter", "gridDim.x - 1");
+    emit_line(&c->w, c->atomic ? "if (!fz_last || threadIdx.x != 0)" : "if (!fz_last)");
+    emit_line(&c->w, "    return;");
+    emit_line(&c->w, "__threadfence();");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        if (c->atomic) {
+            emit_line(&c->w, "a%d = A%d::get(acc%d);", id, id, id);
+            emit_line(&c->w, "*acc%d = 0; /* the identity, for the next call */", id);
+        } else {
+            emit_line(&c->w, "a%d = R%d::init();", id, id);
+            emit_line(&c->w, "for (unsigned b = threadIdx.x; b < gridDim.x; b += BS)");
+            emit_line(&c->w, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + b));", id, id, id, id, id);
+            emit_line(&c->w, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        }
+    }
+    if (!c->atomic) {
+        emit_line(&c->w, "if (threadIdx.x == 0) {");
+        cu_open_scope(c);
+    }
+    for (int i = 0; i < nreds; i++)
+        cu_finish_reduction(c, reds[i], "", "n");
+    for (int i = 0; i < k->noutputs; i++)
+        if (!cu_out_is_elem(c, i))
+            cu_emit_store(c, i, "I");
+    emit_line(&c->w, "*counter = 0u; /* ready for the next call */");
+    if (!c->atomic)
+        cu_close_scope(c);
+}
+
+/* Full reduction in one launch.  Each block folds a contiguous chunk of T
+ * steps of V-wide vectors (cu_scalar_chunk_steps; the plain variant, V 1, an
+ * equal share of the array over the launcher's grid for it), reduces it in
+ * shared memory and writes one partial; the block that takes the last
+ * ticket of the atomic counter reads all partials in block order (so the
+ * result does not depend on which block finished last), applies the
+ * epilogue, writes the outputs and puts the counter back to 0 for the next
+ * call. */
+void cu_emit_scalar_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    Buf ps = {0};
+    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch");
+    cu_reset_point(c);
+    emit_line(&c->w, "template <class I, int BS, int V>");
+    emit_line(&c->w, "static __device__ __forceinline__ void %s_body(%s)", k->name, ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    cu_emit_group_sizes(c);
+    Buf n = {0};
+    cu_groups_product(c, -1, &n);
+    emit_line(&c->w, "const I n = %s;", n.data);
+    const IrNode *reds[64];
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            cu_red_type(v, &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                cu_atomic_type(v, &t);
+                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
+            }
+            emit_line(&c->w, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
+            buf_free(&t);
+        }
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    scalar_fold(c, &rc);
+    scalar_combine(c, reds, nreds);
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&n);
+    buf_free(&ps);
+}
+
+/* After each warp ty has put its states in sh<id>[ty]: warp 0 combines the
+ * 8 warps' states of each of its columns in warp order (deterministic). */
+static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds)
+{
+    emit_line(&c->w, "__syncthreads();");
+    emit_line(&c->w, "if (ty == 0) {");
+    cu_open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        emit_line(&c->w, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
+        emit_line(&c->w, "    for (int q = 1; q < 8; q++)");
+        emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
+        emit_line(&c->w, "}");
+    }
+    cu_close_scope(c);
+}
+
+/* One outer index's pass over its split of the rows: 8 warps, a row each
+ * step, V adjacent columns a thread (16-byte loads where aligned). */
+static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig,
+                            int ni)
+{
+    int vecok = c->L->vw > 1;
+    emit_line(&c->w, "if (active) {");
+    cu_open_scope(c);
+    /* 8 rows a step where every state is one or two words (sum, max, ...):
+     * eight independent loads in flight per thread.  On the H200 colsum
+     * took, with 4 rows a step against 8: 143.1 -> 130.8 us at 96 columns,
+     * 126.4 -> 103.5 at 333, 131.3 -> 103.4 at 3001, 67.8 -> 66.8 at 8192
+     * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
+     * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
+     * of tests/codegen/kernel-reduce-middle.fuse). */
+    emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll 8" : "#pragma unroll 4");
+    emit_line(&c->w, "for (I r = r0 + ty; r < r1; r += 8) {");
+    cu_open_scope(c);
+    cu_decompose_list(c, "r", rg, nr);
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    if (vecok) {
+        /* V adjacent columns: 16-byte loads of the full accesses */
+        cu_decompose_list(c, "civ", ig, ni);
+        emit_line(&c->w, "if (V > 1) {");
+        cu_open_scope(c);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a])) {
+                Buf off = {0};
+                cu_acc_offset(c, &c->acc[a], "I", &off);
+                emit_line(&c->w, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + %s);", cu_stype(MDT(c, c->acc[a].node)),
+                          a, cu_stype(MDT(c, c->acc[a].node)), c->inbuf[c->acc[a].node->id], off.data);
+                buf_free(&off);
+            }
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        cu_open_scope(c);
+        char inner[48];
+        snprintf(inner, sizeof inner, "(%s + j)", c->gi[ig[0]]);
+        const char *saved = c->gi[ig[0]];
+        c->gi[ig[0]] = inner;
+        c->vec = 1;
+        c->accidx = "[j]";
+        cu_round_elem(c, &rc);
+        c->vec = 0;
+        c->gi[ig[0]] = saved;
+        cu_close_scope(c);
+        cu_close_scope(c);
+        emit_line(&c->w, "else {");
+        cu_open_scope(c);
+        c->accidx = "[0]";
+        cu_round_elem(c, &rc);
+        cu_close_scope(c);
+    } else {
+        cu_decompose_list(c, "civ", ig, ni);
+        c->accidx = "[0]";
+        cu_round_elem(c, &rc);
+    }
+    c->accidx = NULL;
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+
+/* The rows split over blocks (blockIdx.z): the partials of each split,
+ * combined in split order by the tile's last block, or atomically. */
+static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
+{
+    emit_line(&c->w, "int done = nsplit == 1;");
+    emit_line(&c->w, "if (!done) {");
+    cu_open_scope(c);
+    /* Split over blocks: warp 0 stores its columns' states into the split's
+     * partial slots, read back in split order by the block that takes the
+     * tile's last ticket (ordered); or, with --atomic-reduce, into one
+     * accumulator word per (outer index, column) at
+     * zscratch + cnt_bytes + 8 nO nI i with an atomic, which the last block
+     * reads and puts back to 0 (the identity of every encoding).  The last
+     * block also puts the counter back to 0, for the next call: zscratch is
+     * left all zero, as the kernel found it. */
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        if (c->atomic)
+            emit_line(&c->w, "A%d::W *acc%d = (A%d::W *)(zscratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
+                      id, id, i * 8);
+        else
+            emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * nsplit * nO * nI);", id, id, id,
+                      i * cu_cols_slot(c));
+        emit_line(&c->w, "if (ty == 0 && active)");
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "    for (int j = 0; j < V; j++)");
+        if (c->atomic)
+            emit_line(&c->w, "        A%d::put(acc%d + j, a%d[j]);", id, id, id);
+        else
+            emit_line(&c->w, "        part%d[((I)o * nsplit + blockIdx.z) * nI + civ + j] = a%d[j];", id, id);
+    }
+    emit_line(&c->w, "__threadfence();");
+    emit_line(&c->w, "__syncthreads();");
+    emit_line(&c->w, "unsigned *cnt = (unsigned *)zscratch + (o * (I)gridDim.x + blockIdx.x);");
+    emit_ticket(c, "cnt", "(unsigned)nsplit - 1");
+    emit_line(&c->w, "done = fz_last;");
+    emit_line(&c->w, "if (done) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "__threadfence();");
+    /* the 8-warp combine for states of one or two words without division;
+     * Welford (var, std) and argmax states keep one warp: their combine
+     * divides or compares indices, and ptxas spilled the 8-warp form */
+    int par = !c->atomic && cu_cols_small_states(reds, nreds);
+    if (par) {
+        /* 16-byte variants: all 8 warps read the partials, warp ty the
+         * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states
+         * combine in warp order.  On the H200 colsum's symbolic build takes
+         * 142.8 us with this and the 4-row unroll, 150.7 with the unroll
+         * alone, 161.8 with neither.  The element-wise variant (V == 1) keeps
+         * one warp: in this form odd widths run slower (3001 columns: 40% of
+         * copy against 59%), cause not isolated. */
+        emit_line(&c->w, "if (V > 1) {");
+        cu_open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+            emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
+            emit_line(&c->w, "    if (active) {");
+            emit_line(&c->w, "        #pragma unroll 4");
+            emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
+            emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                      id, id, id, id, id);
+            emit_line(&c->w, "    }");
+            emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", id, id);
+            emit_line(&c->w, "}");
+        }
+        emit_cols_warp_combine(c, reds, nreds);
+        cu_close_scope(c);
+        emit_line(&c->w, "else");
+    }
+    emit_line(&c->w, "if (ty == 0 && active) {");
+    cu_open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        if (c->atomic) {
+            emit_line(&c->w, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+            emit_line(&c->w, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+        } else {
+            emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
+            emit_line(&c->w, "    for (int z = 0; z < nsplit; z++)");
+            emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                      id, id, id, id, id);
+        }
+        emit_line(&c->w, "}");
+    }
+    cu_close_scope(c);
+    emit_line(&c->w, "if (threadIdx.x == 0)");
+    emit_line(&c->w, "    *cnt = 0u; /* ready for the next call */");
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+
+/* The column / middle-axes reduction (RL_COLS, RL_MIDDLE): a thread owns V
+ * adjacent kept inner columns of a tile of 32 threads, 8 warps take the
+ * rows of the block's split in turn, the warps' states combine in warp
+ * order, and split blocks combine per tile (cols_split_combine). */
+void cu_emit_cols_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    int og[IR_MAX_RANK] = {0}, rg[IR_MAX_RANK] = {0}, ig[IR_MAX_RANK] = {0}, no = 0, nr = 0, ni = 0;
+    for (int g = 0; g < c->ng; g++) {
+        if (g < oe)
+            og[no++] = g;
+        else if (g < re)
+            rg[nr++] = g;
+        else
+            ig[ni++] = g;
+    }
+    Buf ps = {0};
+    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
+    cu_reset_point(c);
+    emit_line(&c->w, "template <class I, int V>");
+    emit_line(&c->w, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    cu_emit_group_sizes(c);
+    Buf b = {0};
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < no; i++)
+        buf_printf(&b, " * gs%d", og[i]);
+    emit_line(&c->w, "const I nO = %s; /* outer kept */", b.data);
+    b.len = 0;
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < nr; i++)
+        buf_printf(&b, " * gs%d", rg[i]);
+    emit_line(&c->w, "const I R = %s; /* reduced */", b.data);
+    b.len = 0;
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < ni; i++)
+        buf_printf(&b, " * gs%d", ig[i]);
+    emit_line(&c->w, "const I nI = %s; /* inner kept: the columns */", b.data);
+    buf_free(&b);
+    const IrNode *reds[64];
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            cu_red_type(v, &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                cu_atomic_type(v, &t);
+                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
+            }
+            emit_line(&c->w, "__shared__ R%d::S sh%d[8][32 * V];", v->id, v->id);
+            buf_free(&t);
+        }
+    emit_line(&c->w, "__shared__ int fz_last;");
+    emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
+    emit_line(&c->w, "const I civ = ((I)blockIdx.x * 32 + tx) * V; /* this thread's first column */");
+    emit_line(&c->w, "const bool active = civ < nI;");
+    emit_line(&c->w, "const I chunk = (R + nsplit - 1) / nsplit;");
+    emit_line(&c->w, "const I r0 = (I)blockIdx.z * chunk;");
+    emit_line(&c->w, "const I r1 = r0 + chunk < R ? r0 + chunk : R;");
+    emit_line(&c->w, "const I cnt_bytes = (nO * (I)gridDim.x * 4 + 255) / 256 * 256;");
+    emit_line(&c->w, "for (I o = blockIdx.y; o < nO; o += gridDim.y) {");
+    cu_open_scope(c);
+    cu_decompose_list(c, "o", og, no);
+    for (int i = 0; i < nreds; i++) {
+        emit_line(&c->w, "R%d::S a%d[V];", reds[i]->id, reds[i]->id);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++)");
+        emit_line(&c->w, "    a%d[j] = R%d::init();", reds[i]->id, reds[i]->id);
+    }
+    cols_accumulate(c, reds, nreds, rg, nr, ig, ni);
+    emit_line(&c->w, "/* combine the 8 warps' states of each column in warp order */");
+    for (int i = 0; i < nreds; i++) {
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++)");
+        emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", reds[i]->id, reds[i]->id);
+    }
+    emit_cols_warp_combine(c, reds, nreds);
+    cols_split_combine(c, reds, nreds);
+    emit_line(&c->w, "if (done && ty == 0 && active) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    cu_decompose_list(c, "(civ + j)", ig, ni);
+    for (int i = 0; i < nreds; i++) {
+        cu_finish_reduction(c, reds[i], "[j]", "R");
+    }
+    for (int i = 0; i < k->noutputs; i++)
+        if (!cu_out_is_elem(c, i))
+            cu_emit_store(c, i, "I");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    emit_line(&c->w, "__syncthreads(); /* sh is reused by the next outer index */");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&ps);
+}

@@ -1,0 +1,845 @@
+/* cuda/row.c -- row kernels (KK_ROW, and reductions over rows or any axes):
+ * the cached, shared-memory and looped bodies, their element loops and
+ * reduction rounds. */
+#include "cuda_priv.h"
+
+/* The end of this block's part of a cached row: the row's length, its
+ * length or 0 for rows that share a warp, rhi in a cluster ([rlo, rhi)) */
+static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwarp ? "Rr" : "R"; }
+
+/* Row-only inputs (layernorm's g and b): one vector at rb, the same for
+ * every row, declared before the element loop `body` of a pass for each
+ * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
+ * cached body, whose vector at rb may be partial (SH); 2: a windowed
+ * vector inside the row (its elements, not aligned in this array). */
+static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "rb";
+    for (int a = 0; a < c->nacc; a++) {
+        char use[32];
+        snprintf(use, sizeof use, "vb%d.v[j]", a);
+        if (!cu_acc_rowvec(c, &c->acc[a], vw) || !body->data || !strstr(body->data, use))
+            continue;
+        Buf off = {0};
+        const char *st = cu_stype(MDT(c, c->acc[a].node));
+        int ib = c->inbuf[c->acc[a].node->id];
+        cu_acc_offset(c, &c->acc[a], "I", &off);
+        if (!sh) {
+            emit_line(&c->w, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib, off.data);
+            buf_free(&off);
+            continue;
+        }
+        /* windowed rows: the vector at rb is not aligned in this array, so
+         * an element at a time; inside the row as they are (sh == 2), else
+         * lanes outside the row read its nearest end */
+        emit_line(&c->w, "fz_vec<%s, V> vb%d;", st, a);
+        if (sh == 2) {
+            c->gi[g] = "(rb + j)";
+            Buf offj = {0};
+            cu_acc_offset(c, &c->acc[a], "I", &offj);
+            c->gi[g] = "rb";
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++)");
+            emit_line(&c->w, "    vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+            buf_free(&offj);
+            buf_free(&off);
+            continue;
+        }
+        emit_line(&c->w, "if (SH) {");
+        cu_open_scope(c);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        cu_open_scope(c);
+        emit_line(&c->w, "const I rj = rb + j < 0 ? (I)0 : rb + j < %s ? rb + j : %s - 1;", row_end(c), row_end(c));
+        c->gi[g] = "rj";
+        Buf offj = {0};
+        cu_acc_offset(c, &c->acc[a], "I", &offj);
+        c->gi[g] = "rb";
+        emit_line(&c->w, "vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+        buf_free(&offj);
+        cu_close_scope(c);
+        cu_close_scope(c);
+        emit_line(&c->w, "else");
+        emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+        buf_free(&off);
+    }
+    c->gi[g] = saved;
+    if (body->data)
+        buf_puts(c->w.out, body->data);
+}
+
+/* const fz_vec<T, V> t<a>: the V elements of row-shaped input a at rb
+ * (a cached access; the caller decomposed rb) */
+static void row_vec_load(KCtx *c, int a)
+{
+    Buf off = {0};
+    const char *st = cu_stype(MDT(c, c->acc[a].node));
+    cu_acc_offset(c, &c->acc[a], "I", &off);
+    emit_line(&c->w, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, c->inbuf[c->acc[a].node->id],
+              off.data);
+    buf_free(&off);
+}
+
+/* The output pass of a row body with vector stores: each element output
+ * that needs the row's reductions goes out as the V-element vector vo<i>
+ * at rb (the reduced group's index); in a windowed body (sh, the template
+ * flag SH) a partial first or last vector goes an element at a time. */
+static void row_vec_stores(KCtx *c, int sh)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "rb";
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i])) {
+            Access a = {c->k->outputs[i], {0}};
+            cu_out_map(c, c->k->outputs[i], a.map);
+            Buf off = {0};
+            cu_acc_offset(c, &a, "I", &off);
+            if (!sh) {
+                emit_line(&c->w, "*(fz_vec<%s, V> *)(out%d + %s) = vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i,
+                          off.data, i);
+                buf_free(&off);
+                continue;
+            }
+            const char *RR = row_end(c);
+            emit_line(&c->w, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
+            emit_line(&c->w, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i,
+                      off.data, i);
+            emit_line(&c->w, "else {");
+            cu_open_scope(c);
+            c->gi[g] = "(rb + j)";
+            Buf offj = {0};
+            cu_acc_offset(c, &a, "I", &offj);
+            c->gi[g] = "rb";
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++)");
+            emit_line(&c->w, "    if (rb + j >= 0 && rb + j < %s)", RR);
+            emit_line(&c->w, "        out%d[%s] = vo%d.v[j];", i, offj.data, i);
+            buf_free(&offj);
+            cu_close_scope(c);
+            buf_free(&off);
+        }
+    c->gi[g] = saved;
+}
+
+/* A windowed cached vector's element loop in two copies, into c->w.out:
+ * whole vectors inside the row (all but a row's first and last) run
+ * `inner`, the element body, without a per-element range check, whose
+ * branches would keep the compiler from batching a vector's loads; partial
+ * vectors run it checked.  `inner` was emitted two levels deeper than
+ * c->w.indent (the if and the j loop).  (The windowed looped body runs its
+ * partial vectors apart instead: row_elem_loop_vec.) */
+static void row_split_loop(KCtx *c, const Buf *inner)
+{
+    const char *RR = row_end(c);
+    emit_line(&c->w, "if (!SH || (rb >= 0 && rb + V <= %s)) {", RR);
+    for (int w = 0; w < 2; w++) {
+        c->w.indent++;
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        c->w.indent++;
+        emit_line(&c->w, "const int k = kk * V + j;");
+        emit_line(&c->w, "const I r = rb + j;");
+        if (w) {
+            emit_line(&c->w, "if (r < 0 || r >= %s)", RR);
+            emit_line(&c->w, "    continue; /* outside the row: a partial first or last vector */");
+        }
+        buf_puts(c->w.out, inner->data ? inner->data : "");
+        c->w.indent--;
+        emit_line(&c->w, "}");
+        c->w.indent--;
+        emit_line(&c->w, w ? "}" : "} else {");
+    }
+}
+
+/* Emit the element body (cu_decompose r, then fn) two levels deeper into
+ * `inner`, for row_split_loop; its values are forgotten after. */
+static void row_split_inner(KCtx *c, Buf *inner, ElemFn fn, void *ctx)
+{
+    Buf *outer = c->w.out;
+    c->w.out = inner;
+    c->w.indent++;
+    cu_open_scope(c);
+    cu_decompose(c, "r", 1);
+    fn(c, ctx);
+    Buf drop = {0};
+    c->w.out = &drop;
+    cu_close_scope(c); /* its closing brace is not wanted */
+    buf_free(&drop);
+    c->w.indent--;
+    c->w.out = outer;
+}
+
+/* A windowed looped pass's partial vector at `at` (a row's first or last)
+ * in the lane that owns it: the element body an element at a time, loads
+ * and stores included, not unrolled (at most two such vectors a row;
+ * unrolled, their loads held more registers than the whole-vector loop,
+ * sm_90).  For vectors of 4 elements or fewer (row_wloop_pass) */
+static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
+{
+    emit_line(&c->w, "#pragma unroll 1");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = %s + j;", at);
+    emit_line(&c->w, "if (r < 0 || r >= R)");
+    emit_line(&c->w, "    continue; /* outside the row */");
+    cu_decompose(c, "r", 1);
+    fn(c, ctx);
+    cu_close_scope(c);
+}
+
+/* A windowed looped pass's partial first and last vector spread over the
+ * block: the row's elements before its first whole vector, [0, hn), and
+ * after its last, [tb, R), an element a lane (lanes 0 .. hn - 1 and TPR -
+ * V on), before the lanes' whole vectors.  For vectors of 8 elements or
+ * more (row_wloop_pass) */
+static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
+{
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I hn = sh ? ((I)V - sh < R ? (I)V - sh : R) : (I)0; /* the partial first vector's elements */");
+    emit_line(&c->w, "const I tb = hn + (R - hn) / V * V; /* the partial last vector's first */");
+    emit_line(&c->w, "const I r = lane < hn ? (I)lane : lane >= TPR - V && (I)(lane - (TPR - V)) < R - tb ? tb + (I)(lane - (TPR - V)) : (I)-1;");
+    emit_line(&c->w, "if (r >= 0) {");
+    cu_open_scope(c);
+    cu_decompose(c, "r", 1);
+    fn(c, ctx);
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+
+/* One vector step of the looped row body at rb (row_elem_loop_vec): the
+ * cached inputs' vectors, the element loop, the final pass's vector
+ * stores (vs) */
+static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
+{
+    cu_decompose(c, "rb", 1);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            row_vec_load(c, a);
+    for (int i = 0; vs && i < c->k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i]))
+            emit_line(&c->w, "fz_vec<%s, V> vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i);
+    /* the element loop goes to `body` first: the per-column vectors it
+     * reads are declared in front of it (row_vec_loads) */
+    Buf body = {0};
+    Buf *outer = c->w.out;
+    c->loopvld = 1;
+    c->vecstore = vs;
+    c->rowvw = V;
+    c->w.out = &body;
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = rb + j;");
+    cu_decompose(c, "r", 1);
+    fn(c, ctx);
+    cu_close_scope(c);
+    c->loopvld = 0;
+    c->vecstore = 0;
+    c->rowvw = 0;
+    c->w.out = outer;
+    row_vec_loads(c, V, win ? 2 : 0, &body);
+    buf_free(&body);
+    if (vs)
+        row_vec_stores(c, 0);
+}
+
+/* The windowed looped body's pass over the row, from its start or (rev)
+ * from its end.  The lane's vectors start at rb = lane * V - sh + k * TPR
+ * * V; only lane 0's first one can start before the row and only the last
+ * can end past it.  The loop reads whole vectors, unchecked: with no
+ * branch to the element loads in it, bf16 softmax's _blockw went from 36
+ * registers to 32 (sm_90), which lets a multiprocessor hold two blocks of
+ * 1024.  The partial vectors run apart.  Of 8 elements or more (2-byte
+ * types) they are spread over the block first (row_partial_elems): in the
+ * lanes that own them, an element at a time, they took eight dependent
+ * loads a pass in one warp while the others waited at the block's barrier
+ * (ncu, bf16 softmax at 50257: 3.38 cycles of barrier stall an issued
+ * instruction against torch eager's 1.71; after, 2.87), and on the H200
+ * (2^26 elements) spreading them
+ * took bf16 softmax at 16387 / 30001 / 50257 / 65537 from 173.3 / 140.8 /
+ * 135.2 / 128.8 to 149.0 / 135.3 / 130.8 / 124.4 us, layernorm bf16 at
+ * 16387 / 50257 from 176.9 / 155.5 to 158.8 / 143.8.  Of 4 (f32) the
+ * lane that owns them runs them (row_partial_vec), the first before its
+ * loop and the last after, or the other way round backwards: spread, f32
+ * softmax at 30001 / 50257 went from 188.8 / 225.0 to 194.8 / 236.5 */
+static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
+{
+    RoundCtx *rc = ctx;
+    int spread = c->loopvec >= 8;
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    if (spread)
+        row_partial_elems(c, fn, ctx);
+    if (rev && spread) {
+        emit_line(&c->w, "const I rb0 = (I)lane * V - sh;");
+        emit_line(&c->w, "I rbn = R - V - rb0 >= 0 ? rb0 + (R - V - rb0) / ((I)TPR * V) * ((I)TPR * V) : (I)-1;");
+        emit_line(&c->w, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
+    } else if (spread) {
+        emit_line(&c->w, "I rbn = (I)lane * V - sh;");
+        emit_line(&c->w, "if (rbn < 0)");
+        emit_line(&c->w, "    rbn += (I)TPR * V;");
+        emit_line(&c->w, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
+    } else if (rev) {
+        emit_line(&c->w, "const I rb0 = (I)lane * V - sh;");
+        emit_line(&c->w, "I rbn = rb0 < R ? rb0 + (R - 1 - rb0) / ((I)TPR * V) * ((I)TPR * V) : rb0 - (I)TPR * V;");
+        emit_line(&c->w, "if (rbn >= rb0 && rbn + V > R) { /* the row's partial last vector */");
+        cu_open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        emit_line(&c->w, "rbn -= (I)TPR * V;");
+        cu_close_scope(c);
+        emit_line(&c->w, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
+    } else {
+        emit_line(&c->w, "I rbn = (I)lane * V - sh;");
+        emit_line(&c->w, "if (rbn < 0) { /* the row's partial first vector */");
+        cu_open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        emit_line(&c->w, "rbn += (I)TPR * V;");
+        cu_close_scope(c);
+        emit_line(&c->w, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
+    }
+    cu_open_scope(c);
+    emit_line(&c->w, "const I rb = rbn;");
+    row_vec_step(c, fn, ctx, c->loopvec, rc->final, 1);
+    cu_close_scope(c);
+    if (!spread) {
+        if (rev)
+            emit_line(&c->w, "if (rbn >= rb0) { /* the row's partial first vector */");
+        else
+            emit_line(&c->w, "if (rbn < R) { /* the row's partial last vector */");
+        cu_open_scope(c);
+        row_partial_vec(c, "rbn", fn, ctx);
+        cu_close_scope(c);
+    }
+    cu_close_scope(c);
+}
+
+/* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
+ * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
+ * offset, every row-shaped pointer at the same one): each lane reads
+ * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
+ * bytes a load instead of 4; windowed, from rb = -sh on, the partial first
+ * and last vector apart, row_wloop_pass), the per-column inputs as
+ * vectors at rb (row_vec_loads), and the final pass stores V-element
+ * vectors. */
+static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
+{
+    RoundCtx *rc = ctx;
+    if (c->loopwin && rc->rev) {
+        /* every second pass reads the row from its end where the
+         * launcher asks (wrev: rows in flight past 40% of L2,
+         * fzk_row_rev): the part the pass before read last, the likeliest
+         * still in L2, comes first.  On the H200 (2^26 elements) f32
+         * softmax at 30001 / 40001 / 50257 / 100001 went from 199.3 /
+         * 235.4 / 262.7 / 285.7 to 188.2 / 205.1 / 225.2 / 261.2 us (ncu
+         * at 30001: 361 -> 347 MB read from DRAM), layernorm from 230.1 /
+         * 259.0 / 282.0 / 298.9 to 208.6 / 227.7 / 243.7 / 276.2; rows of
+         * 16387, whose rows in flight fit L2 either way, got slower (f32
+         * softmax 187.0 -> 190.0, rmsnorm 159.6 -> 173.6), hence the
+         * launch-time choice */
+        emit_line(&c->w, "if (wrev)");
+        row_wloop_pass(c, fn, ctx, 1);
+        emit_line(&c->w, "else");
+        row_wloop_pass(c, fn, ctx, 0);
+    } else if (c->loopwin)
+        row_wloop_pass(c, fn, ctx, 0);
+    else {
+        emit_line(&c->w, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
+        cu_open_scope(c);
+        row_vec_step(c, fn, ctx, c->loopvec, rc->final, 0);
+        cu_close_scope(c);
+    }
+}
+
+static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
+{
+    RoundCtx *rc = ctx;
+    if (!cached && c->loopvec) {
+        row_elem_loop_vec(c, fn, ctx);
+        return;
+    }
+    int vs = cached && rc->final && c->L->vw > 1;
+    int vw = cached ? c->L->vw : 1;
+    /* Rows in shared memory at any offset: whole vectors inside the row
+     * (all but a row's first and last) take a copy of the element body
+     * without the per-element range check, whose branches kept the
+     * compiler from batching the shared-memory loads of a vector; the
+     * partial vectors take the checked copy. */
+    int split = cached && c->smem && c->window && vw > 1;
+    Buf body = {0};
+    Buf *outer = NULL;
+    if (cached) {
+        /* V contiguous elements per lane and step: 16-byte accesses */
+        emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
+        emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
+        cu_open_scope(c);
+        emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+        emit_line(&c->w, "if (rb < %s) {", row_end(c));
+        cu_open_scope(c);
+        for (int i = 0; vs && i < c->k->noutputs; i++)
+            if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i]))
+                emit_line(&c->w, "fz_vec<%s, V> vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i);
+        if (vw > 1) {
+            /* the element loop goes to `body` first: the row-only vectors
+             * it reads are declared in front of it (row_vec_loads) */
+            outer = c->w.out;
+            c->w.out = &body;
+        }
+    }
+    c->rowcache = cached;
+    c->vecstore = vs;
+    c->rowvw = vw > 1 ? vw : 0;
+    if (split) {
+        Buf inner = {0};
+        row_split_inner(c, &inner, fn, ctx);
+        row_split_loop(c, &inner);
+        buf_free(&inner);
+    } else {
+        if (cached) {
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+            cu_open_scope(c);
+            emit_line(&c->w, "const int k = kk * V + j;");
+            emit_line(&c->w, "const I r = rb + j;");
+            if (c->window) {
+                emit_line(&c->w, "if (SH && (r < 0 || r >= %s))", row_end(c));
+                emit_line(&c->w, "    continue; /* outside the row: a partial first or last vector */");
+            }
+        } else {
+            emit_line(&c->w, "for (I r = (I)lane; r < R; r += TPR) {");
+            cu_open_scope(c);
+        }
+        cu_decompose(c, "r", 1);
+        fn(c, ctx);
+        if (cached)
+            cu_close_scope(c); /* the j loop; the looped one closes last */
+    }
+    c->rowcache = 0;
+    c->vecstore = 0;
+    c->rowvw = 0;
+    if (cached) {
+        if (outer) {
+            c->w.out = outer;
+            row_vec_loads(c, vw, c->window, &body);
+            buf_free(&body);
+        }
+        if (vs)
+            row_vec_stores(c, c->window);
+        cu_close_scope(c);
+    }
+    cu_close_scope(c);
+}
+
+
+/* Per element of a pass: fold the round's reductions, and write the
+ * element outputs whose pass this is (the first round for outputs that need
+ * no reduction, the final pass for those that do). */
+static void row_cache_rewrite(KCtx *c, int from);
+
+void cu_round_elem(KCtx *c, void *vctx)
+{
+    RoundCtx *rc = vctx;
+    int from = c->ninst;
+    for (int i = 0; i < rc->nreds; i++) {
+        const IrNode *n = rc->reds[i];
+        int8_t m[IR_MAX_RANK];
+        cu_space_map(c, n->in[0].node, m);
+        const char *v = cu_emit_value(c, n->in[0].node, m);
+        Buf e = {0};
+        cu_red_elem(n, v, &e);
+        const char *ax = c->accidx ? c->accidx : "";
+        emit_line(&c->w, "a%d%s = R%d::upd(a%d%s, %s, (long long)r);", n->id, ax, n->id, n->id, ax, e.data);
+        buf_free(&e);
+    }
+    for (int i = 0; i < c->k->noutputs; i++) {
+        if (!cu_out_is_elem(c, i))
+            continue;
+        int dep = cu_depends_on_red(c, c->k->outputs[i]);
+        if ((rc->first && !dep) || (rc->final && dep))
+            cu_emit_store(c, i, "I");
+    }
+    if (rc->last)
+        row_cache_rewrite(c, from);
+}
+
+/* A node walked by reaches_x: 0 not yet, 1 walked without reaching x,
+ * 2 reaching x; at the map of its first walk. */
+typedef struct Walked {
+    unsigned char state;
+    int8_t map[IR_MAX_RANK];
+} Walked;
+
+/* Does (n, map) reach the cached input x other than through (e, emap)?
+ * Walks the operands as cu_emit_value does; reductions of the kernel are row
+ * values, constants and scalars end a path.  A node met again at another
+ * map than its first counts as reaching x (conservative: e is only
+ * substituted at emap). */
+static int reaches_x(KCtx *c, const IrNode *n, const int8_t *map, const IrNode *x, const IrNode *e,
+                     const int8_t *emap, Walked *seen)
+{
+    if (n == e && cu_map_eq(n, map, emap))
+        return 0;
+    if (n == x)
+        return 1;
+    if (n->op == OP_CONST || cu_is_scalar_param(c, n) || c->role[n->id] != 'v' ||
+        op_info[n->op].cls == OPC_REDUCE)
+        return 0;
+    Walked *w = &seen[n->id];
+    if (w->state)
+        return w->state == 2 || !cu_map_eq(n, w->map, map);
+    w->state = 1;
+    memcpy(w->map, map, sizeof w->map);
+    for (int k = 0; k < n->nin; k++) {
+        int8_t um[IR_MAX_RANK];
+        cu_operand_map(n, k, map, um);
+        if (reaches_x(c, n->in[k].node, um, x, e, emap, seen)) {
+            w->state = 2;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* In the last round of a cached row, the values just computed (insts from
+ * `from` on) include some e = f(x, row values) of the one cached input x.
+ * When the output pass needs x only through e, store e over x in the row
+ * cache, and let that pass read it (cu_emit_value): softmax's pass reads
+ * e = exp(x - max) instead of computing exp again, layernorm's x - mean.
+ * The latest such value wins: it saves the most work. */
+static void row_cache_rewrite(KCtx *c, int from)
+{
+    int slot = -1;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a])) {
+            if (slot >= 0)
+                return; /* more than one cached access: keep it simple */
+            slot = a;
+        }
+    if (slot < 0 || cu_xc_raw(c, slot))
+        return; /* a cache of stored 2-byte values cannot hold e exactly */
+    const IrNode *x = c->acc[slot].node;
+    for (int a = 0; a < c->nacc; a++)
+        if (a != slot && c->acc[a].node == x)
+            return; /* x at another map too */
+    size_t nseen = (size_t)c->f->nnodes * sizeof(Walked);
+    Walked *seen = calloc((size_t)c->f->nnodes, sizeof *seen);
+    if (!seen)
+        fatal_oom();
+    for (int i = c->ninst - 1; i >= from && !c->xc_e; i--) {
+        const IrNode *e = c->inst[i].node;
+        OpClass cls = op_info[e->op].cls;
+        if (c->role[e->id] != 'v' || (cls != OPC_UNARY && cls != OPC_BINARY && cls != OPC_TERNARY) ||
+            strcmp(cu_ctype(e->dtype), cu_ctype(x->dtype)) != 0)
+            continue;
+        /* e must depend on x: a value e that does not is a row value */
+        memset(seen, 0, nseen);
+        if (!reaches_x(c, e, c->inst[i].map, x, NULL, c->inst[i].map, seen))
+            continue;
+        int covers = 1;
+        memset(seen, 0, nseen);
+        for (int o = 0; o < c->k->noutputs && covers; o++) {
+            if (!cu_out_is_elem(c, o) || !cu_depends_on_red(c, c->k->outputs[o]))
+                continue;
+            int8_t m[IR_MAX_RANK];
+            cu_out_map_of(c, o, m);
+            covers = !reaches_x(c, c->k->outputs[o], m, x, e, c->inst[i].map, seen);
+        }
+        if (!covers)
+            continue;
+        Buf ref = {0};
+        cu_xc_ref(c, &ref, slot, "k");
+        emit_line(&c->w, "%s = %s; /* the output pass reads it here */", ref.data, c->inst[i].name);
+        buf_free(&ref);
+        c->xc_e = e;
+        memcpy(c->xc_emap, c->inst[i].map, sizeof c->xc_emap);
+        c->xc_slot = slot;
+    }
+    free(seen);
+}
+
+/* const int sh: the row's element offset modulo V, from its address (the
+ * launcher checked that every row-shaped pointer agrees) */
+static void row_shift(KCtx *c)
+{
+    int a0 = 0;
+    while (!cu_acc_cached(c, &c->acc[a0]))
+        a0++;
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "(I)0";
+    Buf off = {0};
+    cu_acc_offset(c, &c->acc[a0], "I", &off);
+    c->gi[g] = saved;
+    emit_line(&c->w, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
+              c->inbuf[c->acc[a0].node->id], off.data, cu_stype(MDT(c, c->acc[a0].node)));
+    buf_free(&off);
+}
+
+/* The cached row bodies: read this lane's part of the row once into
+ * registers (xc<a>[CAP]) or shared memory, whole vectors, a windowed
+ * partial vector an element at a time, zeros past the row's end. */
+static void row_cache_load(KCtx *c)
+{
+    /* read the row once into registers (or shared memory) */
+    for (int a = 0; a < c->nacc && !c->smem; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            emit_line(&c->w, "%s xc%d[CAP];", cu_ctype(c->acc[a].node->dtype), a);
+    const char *RR = row_end(c);
+    if (c->cluster) {
+        /* a row over the CL blocks of a cluster: this block's part, a
+         * whole number of vectors from the row's start (the launcher
+         * checked that the row is CL parts of at most TPR * CAP) */
+        const char *len = c->subwarp ? "Rr" : "R";
+        emit_line(&c->w, "const I seg = CL > 1 ? (%s + (I)(CL * V) - 1) / (I)(CL * V) * (I)V : %s;", len, len);
+        emit_line(&c->w, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
+        emit_line(&c->w, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
+    }
+    if (c->window)
+        row_shift(c);
+    emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
+    emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+    if (c->window)
+        emit_line(&c->w, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
+    else
+        emit_line(&c->w, "if (rb < %s) {", RR);
+    cu_open_scope(c);
+    cu_decompose(c, "rb", 1);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a])) {
+            Buf e = {0}, cv = {0};
+            row_vec_load(c, a);
+            buf_printf(&e, "t%d.v[j]", a);
+            cu_xc_value(c, a, e.data, &cv);
+            Buf x = {0};
+            cu_xc_ref(c, &x, a, "kk * V + j");
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++)");
+            emit_line(&c->w, "    %s = %s;", x.data, cv.data);
+            buf_free(&x);
+            buf_free(&e);
+            buf_free(&cv);
+        }
+    cu_close_scope(c);
+    if (c->window) {
+        /* a partial first or last vector: an element at a time */
+        emit_line(&c->w, "else if (SH && rb < %s) {", RR);
+        cu_open_scope(c);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        cu_open_scope(c);
+        emit_line(&c->w, "const I r = rb + j;");
+        cu_decompose(c, "r", 1);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_cached(c, &c->acc[a])) {
+                Buf off = {0}, e = {0}, cv = {0};
+                cu_acc_offset(c, &c->acc[a], "I", &off);
+                buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
+                cu_xc_value(c, a, e.data, &cv);
+                Buf x = {0};
+                cu_xc_ref(c, &x, a, "kk * V + j");
+                emit_line(&c->w, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
+                buf_free(&x);
+                buf_free(&off);
+                buf_free(&e);
+                buf_free(&cv);
+            }
+        cu_close_scope(c);
+        cu_close_scope(c);
+    }
+    emit_line(&c->w, "else {");
+    cu_open_scope(c);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a])) {
+            Buf x = {0};
+            cu_xc_ref(c, &x, a, "kk * V + j");
+            emit_line(&c->w, "%s = 0;", x.data);
+            buf_free(&x);
+        }
+    cu_close_scope(c);
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+/* The reductions of a row in dependency rounds (each a pass over the
+ * row, then a warp, block or cluster reduce), then the outputs: a last
+ * pass for the element outputs, lane 0 for the per-row ones. */
+static void row_rounds(KCtx *c, int cached)
+{
+    const Kernel *k = c->k;
+    /* reductions in dependency rounds */
+    int maxl = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            int l = cu_red_level(c, k->values[i], 1) + 1;
+            if (l > maxl)
+                maxl = l;
+        }
+    const IrNode *reds[64];
+    /* is there an output pass after the last round? */
+    int has_elem_final = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0))
+            has_elem_final = 1;
+    c->xc_e = NULL;
+    for (int L = 1; L <= maxl; L++) {
+        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0};
+        for (int i = 0; i < k->nvalues; i++)
+            if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
+                rc.nreds < 64)
+                reds[rc.nreds++] = k->values[i];
+        emit_line(&c->w, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
+        for (int i = 0; i < rc.nreds; i++) {
+            int8_t m[IR_MAX_RANK];
+            cu_space_map(c, reds[i]->in[0].node, m);
+            cu_hoist(c, reds[i]->in[0].node, m);
+            emit_line(&c->w, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+        }
+        row_elem_loop(c, cached, cu_round_elem, &rc);
+        for (int i = 0; i < rc.nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "a%d = (TPR <= 32) ? fz_warp_reduce<R%d, TPR <= 32 ? TPR : 32>(a%d)"
+                         " : fz_block_reduce<R%d, (TPR >= 64 ? TPR / 32 : 1)>(a%d);", id, id, id, id, id);
+            if (cached && c->cluster) {
+                emit_line(&c->w, "if (CL > 1)");
+                emit_line(&c->w, "    a%d = fz_cluster_reduce<R%d, CL>(a%d, clp);", id, id, id);
+            }
+            cu_finish_reduction(c, reds[i], "", "R");
+        }
+    }
+    /* the outputs: per element (a last pass) and per row (lane 0) */
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0)) {
+            int8_t m[IR_MAX_RANK];
+            cu_out_map_of(c, i, m);
+            cu_hoist(c, k->outputs[i], m);
+        }
+    if (has_elem_final) {
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0};
+        emit_line(&c->w, "/* write the row */");
+        row_elem_loop(c, cached, cu_round_elem, &rc);
+    }
+    int has_row_out = 0;
+    for (int i = 0; i < k->noutputs; i++)
+        has_row_out |= !cu_out_is_elem(c, i);
+    if (has_row_out) {
+        emit_line(&c->w, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
+                  cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
+        cu_open_scope(c);
+        for (int i = 0; i < k->noutputs; i++)
+            if (!cu_out_is_elem(c, i))
+                cu_emit_store(c, i, "I");
+        cu_close_scope(c);
+    }
+}
+/* The row scheme.  A "row" is one point of the kept groups (flat index
+ * `row`), its elements the points of the reduced groups (flat index r).
+ * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
+ * V-element chunks (cached).  Reductions run in dependency rounds (softmax:
+ * max, then sum of exp(x - max)); values that do not vary along the row are
+ * hoisted out of the element loops; outputs of the row's shape are written
+ * in a last pass, per-row outputs by lane 0. */
+void cu_emit_row_body(KCtx *c, int cached)
+{
+    const Kernel *k = c->k;
+    Buf ps = {0};
+    /* wrev: the windowed looped body reads every second pass from the
+     * row's end (row_elem_loop_vec) */
+    cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : NULL);
+    cu_reset_point(c);
+    if (cached && c->smem)
+        emit_line(&c->w, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
+    else if (cached)
+        emit_line(&c->w, "template <class I, int TPR, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
+                  c->cluster ? ", int CL" : "");
+    else if (c->loopvec)
+        emit_line(&c->w, "template <class I, int TPR, int BS, int V>");
+    else
+        emit_line(&c->w, "template <class I, int TPR, int BS>");
+    emit_line(&c->w, "static __device__ __forceinline__ void %s_%s_body(%s)", k->name,
+              cached ? (c->smem ? "rs" : "rc") : c->loopwin ? "rlw" : c->loopvec ? "rlv" : "rl", ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    if (c->loopwin) {
+        emit_line(&c->w, "const bool SH = true; /* windowed: the row's shift (row_shift) */");
+        emit_line(&c->w, "(void)wrev; /* a body without a second pass does not read it */");
+    }
+    cu_emit_group_sizes(c);
+    Buf nr = {0}, rr = {0};
+    cu_groups_product(c, 0, &nr);
+    cu_groups_product(c, 1, &rr);
+    emit_line(&c->w, "const I nrows = %s;", nr.data);
+    emit_line(&c->w, "const I R = %s; /* elements per row */", rr.data);
+    emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
+    emit_line(&c->w, "const I rows_per_block = BS / TPR;");
+    if (cached && c->smem) {
+        /* the row in dynamic shared memory, CAP elements a lane (the
+         * launcher's shared bytes are TPR * CAP times the cached accesses'
+         * element sizes); each lane touches only its own words, so rows
+         * follow each other without a barrier */
+        emit_line(&c->w, "const int CAP = (int)((R + %s(I)TPR * V - 1) / ((I)TPR * V)) * V;", c->window ? "(SH ? V - 1 : 0) + " : "");
+        emit_line(&c->w, "unsigned char *fz_sp = FZ_DYN_SMEM;");
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_cached(c, &c->acc[a])) {
+                const char *t = cu_xc_raw(c, a) ? cu_stype(MDT(c, c->acc[a].node)) : cu_ctype(c->acc[a].node->dtype);
+                emit_line(&c->w, "%s *const xc%d = (%s *)fz_sp + lane;", t, a, t);
+                emit_line(&c->w, "fz_sp += (size_t)TPR * CAP * sizeof(%s);", t);
+            }
+        emit_line(&c->w, "(void)fz_sp;");
+    }
+    /* a cluster's row: CL blocks, consecutive in x, hold one row */
+    const char *bx = cached && c->cluster ? "(blockIdx.x / CL)" : "blockIdx.x";
+    const char *gx = cached && c->cluster ? "(gridDim.x / CL)" : "gridDim.x";
+    if (cached && c->cluster) {
+        emit_line(&c->w, "int clp = CL > 1 ? 2 : 0; /* fz_cluster_reduce's state: start barrier pending, slot parity */");
+        emit_line(&c->w, "fz_cluster_start<CL>();");
+    }
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            Buf t = {0};
+            cu_red_type(k->values[i], &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
+            buf_free(&t);
+        }
+    if (cached && c->subwarp) {
+        /* Several rows share a warp: the warp runs while its first row
+         * exists, so every lane reaches the same shuffles; a lane past the
+         * last row reads the last row (indices stay in bounds), takes no
+         * element (Rr = 0) and writes nothing. */
+        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR);"
+                     " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)%s * rows_per_block) {",
+             bx, gx);
+        cu_open_scope(c);
+        emit_line(&c->w, "const bool rowok = row < nrows;");
+        emit_line(&c->w, "const I rowc = rowok ? row : nrows - 1;");
+        emit_line(&c->w, "const I Rr = rowok ? R : (I)0;");
+        cu_decompose(c, "rowc", 0);
+    } else {
+        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
+                     " row += (I)%s * rows_per_block) {",
+             bx, gx);
+        cu_open_scope(c);
+        cu_decompose(c, "row", 0);
+    }
+    if (!cached && c->loopwin)
+        row_shift(c);
+    if (cached)
+        row_cache_load(c);
+    row_rounds(c, cached);
+    cu_close_scope(c);
+    if (cached && c->cluster)
+        emit_line(&c->w, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+    c->xc_e = NULL;
+    buf_free(&nr);
+    buf_free(&rr);
+    buf_free(&ps);
+}

@@ -1,0 +1,949 @@
+/* cuda/schedule.c -- the schedule of a kernel: its variants (the __global__
+ * functions, in K_INDEX order), their vector widths and row shapes, the
+ * column split, the full reduction's chunking, and how block partials
+ * combine. */
+#include "cuda_priv.h"
+
+static int need_decompose(const KCtx *c);
+static int cols_vec_width(KCtx *c);
+
+/* Rough SASS instructions an element of op costs in f32 (CUDA's accurate
+ * math library, fz_fdiv's full-range division): what sets how much
+ * arithmetic a loop kernel does per byte it moves (cu_loop_light). */
+static int op_weight(OpKind op)
+{
+    switch (op) {
+    case OP_PARAM: case OP_CONST: case OP_UNSQUEEZE:
+        return 0;
+    case OP_DIV: case OP_RECIP: case OP_SQRT: case OP_RSQRT:
+        return 8;
+    case OP_EXP: case OP_EXP2:
+        return 10;
+    case OP_LOG: case OP_LOG2:
+        return 12;
+    case OP_LOG1P: case OP_EXPM1: case OP_TANH: case OP_CBRT: case OP_MOD:
+        return 15;
+    case OP_SIGMOID: case OP_SILU:
+        return 16;
+    case OP_ERF:
+        return 18;
+    case OP_SIN: case OP_COS: case OP_TAN: case OP_GELU: case OP_GELU_TANH:
+        return 22;
+    case OP_ATAN2:
+        return 30;
+    case OP_POW:
+        return 40;
+    default:
+        return 1;
+    }
+}
+
+/* A light loop kernel does little arithmetic per byte it moves: at most
+ * 2.5 weights (op_weight) a byte of its full accesses and outputs.  Its
+ * launch gives each thread one vector, not two; the heavier ones keep two
+ * in flight.  On the H200, one vector against two: bias_relu f32 253.4 against 256.1
+ * us, exp f32 255.0 against 257.6, tanh 256.6 against 257.6, but gelu f32
+ * (2.75 a byte) 265.1 against 257.2, x * sigmoid(x) in bf16 (4.25) 157.2
+ * against 147.4 and chain12 (7.4) 690 against 600. */
+int cu_loop_light(const KCtx *c)
+{
+    int w = 0, bytes = 0;
+    for (int i = 0; i < c->k->nvalues; i++)
+        w += op_weight(c->k->values[i]->op);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]))
+            bytes += dtype_size(MDT(c, c->acc[a].node));
+    for (int i = 0; i < c->k->noutputs; i++)
+        bytes += dtype_size(MDT(c, c->k->outputs[i]));
+    return 2 * w <= 5 * bytes;
+}
+
+/* Vector width of the loop kernel: 16 bytes of the widest full access. */
+static int loop_vec_width(const KCtx *c)
+{
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
+    for (int i = 0; i < c->k->noutputs; i++) {
+        int8_t m[IR_MAX_RANK];
+        Access a = {c->k->outputs[i], {0}};
+        cu_out_map(c, c->k->outputs[i], m);
+        memcpy(a.map, m, IR_MAX_RANK);
+        if (cu_acc_full(c, &a) && dtype_size(MDT(c, a.node)) > maxsz)
+            maxsz = dtype_size(MDT(c, a.node));
+    }
+    if (maxsz == 0 || c->ng == 0)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
+/* Column scheme: reduced groups form one run with kept groups after it
+ * (RL_COLS, RL_MIDDLE): threads own the inner kept columns. */
+int cu_cols_split(const KCtx *c, int *o_end, int *r_end)
+{
+    int g = 0;
+    while (g < c->ng && !c->gred[g])
+        g++;
+    *o_end = g;
+    if (g == c->ng)
+        return 0;
+    while (g < c->ng && c->gred[g])
+        g++;
+    *r_end = g;
+    if (g == c->ng)
+        return 0; /* nothing kept inside: rows */
+    for (int h = g; h < c->ng; h++)
+        if (c->gred[h])
+            return 0;
+    return 1;
+}
+
+/* reduce kernels that take the column scheme */
+int cu_is_cols_scheme(const KCtx *c)
+{
+    int a, b;
+    return c->k->kind == KK_REDUCE && c->k->layout != RL_SCALAR && cu_cols_split(c, &a, &b);
+}
+
+/* Vector width of the on-chip row variant: one reduced group, innermost,
+ * so the row is contiguous in every cached access and element output. */
+static int row_vec_width(KCtx *c)
+{
+    int nr = 0;
+    for (int g = 0; g < c->ng; g++)
+        nr += c->gred[g];
+    if (nr != 1 || !c->gred[c->ng - 1])
+        return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
+    if (!maxsz)
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && dtype_size(MDT(c, c->k->outputs[i])) > maxsz)
+            maxsz = dtype_size(MDT(c, c->k->outputs[i]));
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
+/* row kernels, and every non-scalar reduction not taken by the column scheme */
+int cu_is_row_scheme(const Kernel *k)
+{
+    return k->kind == KK_ROW || (k->kind == KK_REDUCE && k->layout != RL_SCALAR);
+}
+
+/* How kernel c combines its blocks' reduction partials (emit.h).  Only the
+ * full reduction and the split column scheme have partials from several
+ * blocks; a kernel takes the atomic combine only when every one of its
+ * reductions has a one-word state merged by add, max or min (a kernel
+ * mixing, say, mean and var keeps the ordered combine for both).  why gets
+ * the reason when the flag was given but the combine stays ordered. */
+static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen)
+{
+    const Kernel *k = c->k;
+    int nred = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        nred += op_info[k->values[i]->op].cls == OPC_REDUCE;
+    if (nred == 0)
+        return COMBINE_NONE;
+    if (why && whylen)
+        why[0] = 0;
+    if (!atomic_reduce)
+        return COMBINE_ORDERED;
+    if (k->kind != KK_REDUCE || (k->layout != RL_SCALAR && !cu_is_cols_scheme(c))) {
+        if (why)
+            snprintf(why, whylen, "each result is reduced within one block: no partials to combine");
+        return COMBINE_ORDERED;
+    }
+    for (int i = 0; i < k->nvalues; i++) {
+        const IrNode *v = k->values[i];
+        const char *r = NULL;
+        switch (v->op) {
+        case OP_SUM: case OP_MEAN: case OP_RMAX: case OP_RMIN: continue;
+        case OP_PROD: r = "has no atomic multiply"; break;
+        case OP_ANY: r = "combines by logical or, not add, max or min"; break;
+        case OP_ALL: r = "combines by logical and, not add, max or min"; break;
+        case OP_ARGMAX: case OP_ARGMIN: r = "has a two-word state, value and index"; break;
+        case OP_VAR: case OP_STD: r = "has a three-word Welford state"; break;
+        case OP_LOGSUMEXP: r = "has a two-word state, max and sum"; break;
+        default: continue; /* not a reduction */
+        }
+        if (why)
+            snprintf(why, whylen, "%s %%%d %s", op_info[v->op].src, v->id, r);
+        return COMBINE_ORDERED;
+    }
+    return COMBINE_ATOMIC;
+}
+
+/* static row length of a row kernel, or -1 */
+static int64_t static_row_len(const KCtx *c)
+{
+    int64_t r = 1;
+    for (int d = 0; d < c->R; d++)
+        if ((c->red >> d) & 1) {
+            if (c->k->space.dims[d].size < 0)
+                return -1;
+            r *= c->k->space.dims[d].size;
+        }
+    return r;
+}
+
+/* append a variant; its __global__ is <kernel name><suffix> */
+static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, int i64, int tpr, int cap,
+                        int bs, const char *suffix)
+{
+    if (*n >= MAX_VARIANTS)
+        ICE("too many kernel variants");
+    /* fz_block_reduce reduces over the whole block: a row of more than one
+     * warp must have the block to itself (a block of 128 threads holding
+     * two rows of 64 computed wrong sums on the H200) */
+    if (tpr > 32 && bs != tpr)
+        ICE("a row variant of more than one warp a row shares its block");
+    Variant *x = &v[(*n)++];
+    x->kind = kind;
+    x->i64 = i64;
+    x->tpr = tpr;
+    x->cap = cap;
+    x->bs = bs;
+    x->vw = 1;
+    x->sh = 0;
+    x->cl = 1;
+    x->sm = 0;
+    snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
+}
+
+/* The on-chip variants past 16384 elements of vw-element vectors, i (0-3):
+ * 1024 threads of 32 (rows to 32768, read once; the looped kernel read
+ * rows of 32000 three times, at 46% of copy: softmax, H200); then, over
+ * the blocks of a thread block cluster (sm_90 on), the _r16384 body on 4
+ * or 8 blocks and the _r32768 body on 8, the partial reductions combined
+ * through the cluster's shared memory (fz_cluster_reduce).  Two blocks of
+ * 512 a multiprocessor beat one of 1024 (H200, 2^26 f32, softmax at
+ * 65536 / 131072: 190 / 204 us on 2 / 4 blocks of 1024, 170 / 173 on 4 / 8
+ * of 512; torch eager 271 / 267). */
+static const int long_tpr[4] = {1024, 512, 512, 1024}, long_cl[4] = {1, 4, 8, 8};
+static void add_long_row(const Kernel *k, Variant *v, int *n, int i64, int vw, int i)
+{
+    static const char *const nm[4] = {"_r32768", "_r65536c", "_r131072c", "_r262144c"};
+    add_variant(k, v, n, VK_ROW_C, i64, long_tpr[i], 32, long_tpr[i], nm[i]);
+    v[*n - 1].vw = vw;
+    v[*n - 1].cl = long_cl[i];
+}
+
+/* The add_long_row variant that holds a static row of len elements (at
+ * most FUSE_ROW_CLUSTER_MAX, the last one's 32 elements a thread). */
+static int long_row_for(int64_t len)
+{
+    int i = 0;
+    while (i < 3 && (int64_t)long_tpr[i] * 32 * long_cl[i] < len)
+        i++;
+    if ((int64_t)long_tpr[i] * 32 * long_cl[i] < len || (int64_t)long_tpr[3] * 32 * long_cl[3] != FUSE_ROW_CLUSTER_MAX)
+        ICE("no long-row variant holds the row");
+    return i;
+}
+
+/* the exactly sized variant of a static row: span elements (the row, plus
+ * V - 1 when windowed) over tpr threads, vw a vector */
+static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr, int vw, int64_t span, int sh,
+                           const char *suffix)
+{
+    int cap = (int)((span + tpr - 1) / tpr);
+    cap = (cap + vw - 1) / vw * vw;
+    if (cap < vw)
+        cap = vw;
+    /* a warp a row past 512 elements (2-byte ones, fuse_row_threads): a
+     * block of its own.  On the H200 (2^26 bf16 elements in rows of 1024,
+     * cuda target, off/on/on/off) layernorm took 72.8 / 72.5 us four rows
+     * a block of 128 and 68.4 / 68.3 one a block of 32, softmax 69.4 /
+     * 69.3 and 68.3 / 68.3; f16 moved under 0.6 us either way.  Not the
+     * symbolic variants: there one row a block was within 1% at 1024,
+     * slower at 512 to 768 (layernorm 768: 68.3 -> 69.6 us) and much
+     * slower for short rows in a long variant (bf16 160: softmax 129.6 ->
+     * 150.5, layernorm 111.4 -> 130.9; f32 160: 149.0 -> 172.6), where a
+     * block of 32 holds few bytes and a multiprocessor takes at most 32
+     * blocks.  Cause of the static gain not isolated. */
+    int bs = tpr == 32 && span > 512 ? 32 : tpr < 128 ? 128 : tpr;
+    add_variant(k, v, n, VK_ROW_C, i64, tpr, cap, bs, suffix);
+    v[*n - 1].vw = vw;
+    v[*n - 1].sh = sh;
+}
+
+static int row_windowable(KCtx *c);
+/* Bytes a row element takes in memory, over every cached access (as
+ * stored) */
+int cu_row_read_bytes(KCtx *c)
+{
+    int bytes = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            bytes += dtype_size(MDT(c, c->acc[a].node));
+    return bytes;
+}
+
+/* Bytes a row element takes in the shared-memory cache, over every cached
+ * access (cu_xc_bytes: 2-byte floats as stored, the rest in their compute
+ * type); 0 when nothing is cached. */
+int cu_smem_elem_bytes(KCtx *c)
+{
+    int bytes = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            bytes += cu_xc_bytes(c, a);
+    return bytes;
+}
+
+/* The shared bytes of variant v for a row of rlen elements: the kernel's
+ * CAP (the row, plus V - 1 when windowed, in whole spans of TPR vectors)
+ * times TPR elements of `bytes` each.  The launcher prints the same
+ * expression over the call's rlen (emit_launcher). */
+static int64_t smem_row_bytes(const Variant *v, int64_t rlen, int bytes)
+{
+    int64_t span = (int64_t)v->tpr * v->vw;
+    return (rlen + v->sh * (v->vw - 1) + span - 1) / span * span * bytes;
+}
+
+/* Does a block of v, and its neighbours on the multiprocessor (two of 512,
+ * one of 1024), fit `limit` bytes of shared memory with smb bytes each? */
+static int smem_fits(const Variant *v, int64_t smb, int64_t limit)
+{
+    return (1024 / v->bs) * (smb + SMEM_ROW_STATIC) <= limit;
+}
+
+static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
+{
+    int vw = row_vec_width(c);
+    int bytes = cu_smem_elem_bytes(c);
+    if (vw <= 1 || bytes == 0)
+        return;
+    static const int tpr[2] = {512, 1024};
+    static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
+    for (int w = 0; w < 2; w++) {
+        /* aligned: rows past the registers' 32768 (_r32768); windowed: any
+         * length, and pointers off the vector grid */
+        if (w == 0 ? !(rl < 0 || (rl % vw == 0 && rl > (int64_t)long_tpr[0] * 32)) : !row_windowable(c))
+            continue;
+        /* aligned rows short enough for two a multiprocessor (26624 f32)
+         * are held in registers (_r32768): no _rsm512 */
+        for (int t = w == 0; t < 2; t++) {
+            add_variant(c->k, v, n, VK_ROW_C, i64, tpr[t], 0, tpr[t], nm[w][t]);
+            v[*n - 1].vw = vw;
+            v[*n - 1].sm = 1;
+            v[*n - 1].sh = w;
+            /* a static row's bytes are known: only a block size some
+             * device can give them */
+            if (rl >= 0 && !smem_fits(&v[*n - 1], smem_row_bytes(&v[*n - 1], rl, bytes), SMEM_ROW_MAX_OPTIN))
+                (*n)--;
+        }
+    }
+}
+
+/* Vector width of a full reduction: flat indexing, no element outputs. */
+static int scalar_vec_width(KCtx *c)
+{
+    if (need_decompose(c))
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (cu_out_is_elem(c, i))
+            return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
+    if (!maxsz)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
+/* Do the row scheme's indices need divisions (several kept or reduced groups)? */
+static int row_needs_div(const KCtx *c)
+{
+    int nk = 0, nr = 0;
+    for (int g = 0; g < c->ng; g++) {
+        if (c->gred[g])
+            nr++;
+        else
+            nk++;
+    }
+    return nk > 1 || nr > 1;
+}
+
+/* Does the loop kernel need the wrapping vector body: broadcast accesses
+ * (group indices) and an innermost group that is not known to hold whole
+ * vectors?  (bias_relu with rows of 333 on the H200: one element per
+ * thread and step without it, 61% of copy; 96% with it.) */
+static int loop_needs_wrap(const KCtx *c, int V)
+{
+    if (V <= 1 || c->ng <= 1 || !need_decompose(c))
+        return 0;
+    int64_t n = 1;
+    for (int d = c->gfirst[c->ng - 1]; d <= c->glast[c->ng - 1]; d++) {
+        if (c->k->space.dims[d].size < 0)
+            return 1;
+        n *= c->k->space.dims[d].size;
+    }
+    return n % V != 0 && n >= V;
+}
+
+/* Row kernels: does the kernel read a vector per column (cu_acc_per_column)? */
+static int reads_per_column(const KCtx *c)
+{
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_per_column(c, &c->acc[a]))
+            return 1;
+    return 0;
+}
+
+/* Rows whose length or address rules out whole aligned vectors can still
+ * be read a vector at a time (the windowed variants, SH): a row's vectors
+ * start at its element offset rounded down to V, so the first and the last
+ * may be partial and go an element at a time.  That needs one shift for
+ * every row-shaped access: each cached input and each element output the
+ * last pass stores as vectors sits at the same offset in its array (the
+ * offsets, with the group indices named, read the same), and the launcher
+ * checks that their pointers are congruent modulo the vector. */
+
+/* The row-shaped accesses of a cached row kernel: i counts the collected
+ * accesses, then the outputs.  1 for a cached input or an element output
+ * the output pass stores as vectors, with *x its access and ptr its
+ * pointer's name (in<b> or out<i>); 0 for the others. */
+int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen)
+{
+    if (i < c->nacc) {
+        if (!cu_acc_cached(c, &c->acc[i]))
+            return 0;
+        *x = c->acc[i];
+        snprintf(ptr, ptrlen, "in%d", c->inbuf[x->node->id]);
+        return 1;
+    }
+    i -= c->nacc;
+    if (!cu_out_is_elem(c, i) || !cu_depends_on_red(c, c->k->outputs[i]))
+        return 0;
+    x->node = c->k->outputs[i];
+    cu_out_map(c, x->node, x->map);
+    snprintf(ptr, ptrlen, "out%d", i);
+    return 1;
+}
+
+/* The bytes a row kernel reads and writes for each element of a row: the
+ * row-shaped inputs it keeps on chip and the row-shaped outputs (at least 1). */
+int cu_row_elem_bytes(KCtx *c)
+{
+    int n = 0;
+    for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
+        Access x;
+        char p[32];
+        if (cu_row_shaped(c, a, &x, p, sizeof p))
+            n += dtype_size(MDT(c, x.node));
+    }
+    return n > 0 ? n : 1;
+}
+
+static int row_windowable(KCtx *c)
+{
+    if (row_vec_width(c) <= 1)
+        return 0;
+    char names[IR_MAX_RANK][16];
+    const char *saved[IR_MAX_RANK];
+    const char *saved_flat = c->flat;
+    c->flat = NULL;
+    for (int g = 0; g < c->ng; g++) {
+        snprintf(names[g], sizeof names[g], "G%d", g);
+        saved[g] = c->gi[g];
+        c->gi[g] = names[g];
+    }
+    Buf first = {0};
+    int ok = 1, any = 0;
+    for (int a = 0; ok && a < c->nacc + c->k->noutputs; a++) {
+        Access x;
+        char ptr[32];
+        if (!cu_row_shaped(c, a, &x, ptr, sizeof ptr))
+            continue;
+        Buf off = {0};
+        cu_acc_offset(c, &x, "I", &off);
+        if (!any)
+            buf_puts(&first, off.data);
+        else
+            ok = strcmp(first.data, off.data) == 0;
+        any = 1;
+        buf_free(&off);
+    }
+    buf_free(&first);
+    for (int g = 0; g < c->ng; g++)
+        c->gi[g] = saved[g];
+    c->flat = saved_flat;
+    return ok && any;
+}
+
+/* Where the windowed body beat the element-wise one (V = 1) on the H200,
+ * fusec's symbolic build over 2^26 f32 elements, both in one run:
+ * - rows over 1024 (the element-wise body stops at 1024; such rows went to
+ *   the looped kernel, which reads them two or three times): softmax at
+ *   3001, 5001 and 12001 took 173.2, 180.5, 299.0 us looped, 163.6, 171.9,
+ *   227.6 windowed; layernorm 171.5, 187.5, 302.5 -> 166.6, 166.7, 231.7;
+ *   rmsnorm 167.7, 182.5, 240.4 -> 145.8, 143.4, 186.3;
+ * - rows of 513 to 1024 in kernels that read no vector per column: softmax
+ *   at 999, 183.0 -> 152.5 us.  With one the element-wise body stays:
+ *   layernorm 138.1 against 153.3, rmsnorm 133.5 against 135.7;
+ * - not rows up to 512, where the element-wise shapes won in all three:
+ *   softmax at 77 and 333 159.7 and 157.9 against 175.4 and 161.5,
+ *   layernorm 165.3 and 136.0 against 174.5 and 163.3, rmsnorm 149.1 and
+ *   134.4 against 154.9 and 138.5.
+ * The causes of the split were not isolated (in f32 softmax, layernorm and
+ * rmsnorm the windowed variants took 8 to 19 more registers than the
+ * aligned ones of the same shape, ptxas sm_90; layernorm reads g and b an
+ * element at a time in them). */
+static int row_window_pays(const KCtx *c, int64_t len)
+{
+    return len > 1024 || (len > 512 && !reads_per_column(c));
+}
+
+/* Loop kernels: the vector body (when some access is full), the wrapping
+ * one for rows that are not whole vectors, the scalar one, and the int64
+ * scalar one where group indices are decomposed. */
+static int plan_loop(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int dec = need_decompose(c);
+    if (loop_vec_width(c) > 1)
+        add_variant(k, v, &n, VK_LOOP_V, !dec, 0, 0, 256, "_v");
+    if (loop_needs_wrap(c, loop_vec_width(c)))
+        add_variant(k, v, &n, VK_LOOP_W, 0, 0, 0, 256, "_vw");
+    add_variant(k, v, &n, VK_LOOP_S, !dec, 0, 0, 256, "_s");
+    if (dec)
+        add_variant(k, v, &n, VK_LOOP_S, 1, 0, 0, 256, "_s_i64");
+    return n;
+}
+
+/* Column / middle-axes reductions: a vector variant, then the scalar one. */
+static int plan_cols(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int vw = cols_vec_width(c);
+    if (vw > 1) {
+        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_v");
+        v[n - 1].vw = vw;
+    }
+    add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
+    return n;
+}
+
+/* Full reductions: int32 and int64 where group indices are decomposed,
+ * else a flat vector variant and the scalar one. */
+static int plan_scalar(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    if (need_decompose(c)) {
+        add_variant(k, v, &n, VK_SCALAR, 0, 0, 0, 512, "");
+        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_i64");
+    } else {
+        int vw = scalar_vec_width(c);
+        if (vw > 1) {
+            add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "_v");
+            v[n - 1].vw = vw;
+        }
+        add_variant(k, v, &n, VK_SCALAR, 1, 0, 0, 512, "");
+    }
+    return n;
+}
+
+/* Symbolic rows of a row kernel whose row is cached: the on-chip size
+ * buckets (with windowed and element-wise twins), picked at launch. */
+static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
+{
+    const Kernel *k = c->k;
+    int n = *np;
+    /* symbolic row: on chip up to 1024, 2048, 4096, 8192, 16384 or
+     * 32768 elements (as the static rows), picked at launch.  Rows
+     * whose length or address rules out aligned 16-byte accesses
+     * take a windowed or an element-wise twin: without one an odd
+     * row length fell through to the looped kernel, which reads
+     * the row two or three times (333 elements on the H200:
+     * softmax 29% -> 34% of copy, layernorm 28% -> 64%, rmsnorm
+     * 40% -> 81% with the element-wise twin). */
+    int vw = row_vec_width(c);
+    if (vw > 1) {
+        /* short rows: 8 lanes per row, four rows per warp, so a
+         * reduction costs three shuffles instead of five and each
+         * lane loads up to four vectors, not one (96 elements on
+         * the H200: softmax 45% -> 95% of copy, layernorm 53% ->
+         * 94%, rmsnorm 67% -> 95%) */
+        add_variant(k, v, &n, VK_ROW_C, i64, 8, 16, 128, "_r128");
+        v[n - 1].vw = vw;
+    }
+    /* a warp per row up to 512 (four rows a block); past it as the
+     * static rows (fuse_row_threads): 128 threads of 8 elements,
+     * or for 2-byte elements the warp of 32 */
+    int t1k = fuse_row_threads(1024, 16 / vw);
+    add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512");
+    v[n - 1].vw = vw;
+    add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024");
+    v[n - 1].vw = vw;
+    /* rows that are not whole aligned vectors (odd lengths, offset
+     * pointers): windowed where that pays (row_window_pays), with
+     * the aligned shapes; a row fits when its length plus V - 1
+     * does */
+    int win = vw > 1 && row_windowable(c);
+    if (vw > 1) {
+        /* odd short rows, loaded an element at a time: 16 lanes of
+         * 8 elements up to 128 (eight rows a block), a block of 64
+         * threads of 8 up to 512, then as _r1024.  On the H200,
+         * softmax over rows of 77 took 196.5 us with 8 lanes of 16
+         * and 162.3 with 16 of 8; rows of 333 202.2 us with a warp
+         * of 16 a lane and 162.8 with 64 threads of 8 (a warp of
+         * 32 a lane, before: 72 registers, 33% of copy).  Kernels
+         * that also read a vector per column (layernorm's g and b,
+         * rmsnorm's w) keep the warp of 16 up to 512: at 333 it
+         * took 135.4 and 134.2 us against 147.8 and 140.2 with 64
+         * threads of 8 (128 threads of 4: 170.8 and 150.1; softmax
+         * 202.9, 157.1, 188.8), cause not isolated */
+        add_variant(k, v, &n, VK_ROW_C, i64, 16, 8, 128, "_r128s");
+        if (reads_per_column(c))
+            add_variant(k, v, &n, VK_ROW_C, i64, 32, 16, 128, "_r512s");
+        else
+            add_variant(k, v, &n, VK_ROW_C, i64, 64, 8, 64, "_r512s");
+        if (win && row_window_pays(c, 1024)) {
+            add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024w");
+            v[n - 1].vw = vw;
+            v[n - 1].sh = 1;
+        }
+        add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
+    }
+    /* a block of 128 threads per row, 16 elements each, up to
+     * 2048 (static rows of 1025 to 4096 take 128 threads too): in
+     * the block of 256 a row of 1536 gave half the threads two
+     * vectors and half one */
+    add_variant(k, v, &n, VK_ROW_C, i64, 128, 16, 128, "_r2048");
+    v[n - 1].vw = vw;
+    /* a block of 256 threads per row, 16 or 32 elements each */
+    add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
+    v[n - 1].vw = vw;
+    add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
+    v[n - 1].vw = vw;
+    if (vw > 1) {
+        /* 512 threads: rows of 8193 to 16384 (vocabularies, wide
+         * layers) read once instead of two or three times (12000
+         * and 16384 on the H200: 45-61% -> 86-95% of copy) */
+        add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
+        v[n - 1].vw = vw;
+        /* rows of 16385 to 262144 (add_long_row) */
+        for (int i = 0; i < 4; i++)
+            add_long_row(k, v, &n, i64, vw, i);
+    }
+    /* no element-wise twins past 1024: on the H200 an _r8192s ran
+     * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
+     * below the looped kernel's 73% and 74% (rmsnorm: 84% against
+     * 76%); _r4096s spilled.  The windowed ones read vectors up
+     * to 16384; an _r32768w spilled (1024 threads leave 64
+     * registers for 32 elements and their bounds) */
+    if (win) {
+        static const int wt[4] = {128, 256, 256, 512}, wc[4] = {16, 16, 32, 32};
+        static const char *const wn[4] = {"_r2048w", "_r4096w", "_r8192w", "_r16384w"};
+        for (int i = 0; i < 4; i++) {
+            add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
+            v[n - 1].vw = vw;
+            v[n - 1].sh = 1;
+        }
+    }
+    *np = n;
+}
+
+/* Row kernels (and reductions over rows or any axes): the on-chip
+ * variants for the row length, then the looped and shared-memory ones. */
+static int plan_rows(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    int64_t rl = static_row_len(c);
+    int i64 = !row_needs_div(c);
+    int cache = 0;
+    for (int a = 0; a < c->nacc; a++)
+        cache |= cu_acc_cached(c, &c->acc[a]);
+    if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
+        /* static row: one exactly sized on-chip variant.  A length
+         * that is not a whole number of vectors takes the windowed
+         * body where that pays (row_window_pays; its span grows by up
+         * to V - 1 elements), then the element-wise one for pointers
+         * that do not share the shift; elsewhere the element-wise one
+         * alone */
+        int vw = row_vec_width(c);
+        int tpr = fuse_row_threads(rl, 16 / vw);
+        int win = rl % vw != 0 && row_window_pays(c, rl) && row_windowable(c);
+        add_static_row(k, v, &n, i64, tpr, rl % vw == 0 || win ? vw : 1, win ? rl + vw - 1 : rl, win, "_row");
+        if (win)
+            add_static_row(k, v, &n, i64, tpr, 1, rl, 0, "_row1");
+    } else if (k->kind == KK_ROW && cache && rl > FUSE_ROW_ONCHIP_MAX && rl <= FUSE_ROW_CLUSTER_MAX) {
+        /* longer static rows of whole vectors: the one variant of the
+         * symbolic rows that holds them (add_long_row), picked at
+         * launch when the pointers are aligned (and, past 32768, the
+         * kernel has its cluster width) */
+        int vw = row_vec_width(c);
+        if (vw > 1 && rl % vw == 0)
+            add_long_row(k, v, &n, i64, vw, long_row_for(rl));
+    } else if (k->kind == KK_ROW && cache && rl < 0) {
+        plan_symbolic_rows(c, v, &n, i64);
+    } else if (k->kind == KK_REDUCE) {
+        add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
+    }
+    /* rows at any offset past the on-chip ones (and aligned ones whose
+     * pointers are not): the looped body with windowed 16-byte
+     * accesses, a block a row (emit_launcher: blocks of 1024 or 512 by
+     * what a multiprocessor holds, before or after the shared-memory
+     * variants by whether the rows in flight fit L2).  int indices for
+     * the tensors under 2^31 elements: 64-bit ones took f32 softmax's
+     * from 32 registers to 39 (sm_90), a block of 1024 a
+     * multiprocessor instead of two */
+    int lvw = row_vec_width(c);
+    int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
+    if (wloop) {
+        add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+        add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+    }
+    if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
+        add_smem_rows(c, v, &n, i64, rl);
+    /* rows past the on-chip ones, when they are whole aligned vectors
+     * and few (the launcher): the looped body with 16-byte accesses.
+     * Element loads (_block) keep few bytes in flight: on the H200,
+     * softmax over rows of 65536 spent 49 of 53 cycles an instruction
+     * waiting on memory, at 75% of DRAM bandwidth (ncu) */
+    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
+        add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
+        v[n - 1].vw = lvw;
+    }
+    /* the windowed looped body for tensors of 2^31 elements or more */
+    if (wloop) {
+        add_variant(k, v, &n, VK_ROW_L, 1, 1024, 0, 1024, "_blockw_i64");
+        v[n - 1].vw = lvw;
+        v[n - 1].sh = 1;
+    }
+    add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
+    return n;
+}
+
+/* Few variants keep the NVRTC compile short: int64 indices are used
+ * wherever they cost no division (a flat index or one group per segment);
+ * an int32 variant exists only where magic-number division pays. */
+static int plan_variants(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    if (k->kind == KK_LOOP)
+        return plan_loop(c, v);
+    if (cu_is_cols_scheme(c))
+        return plan_cols(c, v);
+    if (!cu_is_row_scheme(k))
+        return plan_scalar(c, v);
+    return plan_rows(c, v);
+}
+
+/* Does some access need group indices (is not addressed by the flat index)? */
+static int need_decompose(const KCtx *c)
+{
+    if (c->ng <= 1)
+        return 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (!cu_acc_full(c, &c->acc[a]))
+            return 1;
+    for (int i = 0; i < c->k->noutputs; i++) {
+        Access a = {c->k->outputs[i], {0}};
+        int8_t m[IR_MAX_RANK];
+        cu_out_map(c, c->k->outputs[i], m);
+        memcpy(a.map, m, IR_MAX_RANK);
+        if (!cu_acc_full(c, &a))
+            return 1;
+    }
+    return 0;
+}
+
+/* Elements of the kernel's whole space, or -1 when a dim is symbolic */
+int64_t cu_static_space_len(const KCtx *c)
+{
+    int64_t r = 1;
+    for (int d = 0; d < c->R; d++) {
+        if (c->k->space.dims[d].size < 0)
+            return -1;
+        r *= c->k->space.dims[d].size;
+    }
+    return r;
+}
+
+/* Steps (of per = BS V elements) in each block's chunk of a vector full
+ * reduction over nv elements: at most SCALAR_MAX_BLOCKS chunks, and below
+ * that chunks of up to SCALAR_CHUNK_STEPS steps while SCALAR_MIN_BLOCKS
+ * blocks remain.  The rule takes no account of the GPU, so the grid and the
+ * order of the sums depend on n alone.  The host's fzk_scalar_steps is the
+ * same rule: the launcher launches ceil(steps / T) blocks; a static size's
+ * kernel has this T as a constant, a symbolic one derives it from the grid.
+ * 2048 contiguous chunks of 64 steps, one
+ * 16-byte load a thread a step, read 2^28 floats in 240.5 us on the H200,
+ * against 242.8 for 528 blocks striding over the array with two loads a
+ * step.  At 2^24 floats 2048 chunks of 4 steps took 34.9 us against the
+ * striding kernel's 32.1, and 512 chunks of 16 took 28.7 against its 28.5
+ * (H200). */
+int64_t cu_scalar_chunk_steps(int64_t nv, int per)
+{
+    int64_t steps = (nv + per - 1) / per;
+    int64_t T = (steps + SCALAR_MAX_BLOCKS - 1) / SCALAR_MAX_BLOCKS;
+    if (T < SCALAR_CHUNK_STEPS) {
+        /* fewer, longer chunks while enough blocks remain: every block
+         * ends in a block reduce and a ticket */
+        T = steps / SCALAR_MIN_BLOCKS;
+        T = T > SCALAR_CHUNK_STEPS ? SCALAR_CHUNK_STEPS : T;
+    }
+    return T < 1 ? 1 : T;
+}
+
+/* Column reductions whose states are all one or two words merged without
+ * division or index compares (not Welford, not arg): they read 8 rows a
+ * step and combine partials with all 8 warps; the others spilled in ptxas
+ * with either (tests/codegen/kernel-reduce-middle.fuse). */
+int cu_cols_small_states(const IrNode *const *reds, int nreds)
+{
+    for (int i = 0; i < nreds; i++)
+        if (cu_red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
+            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            return 0;
+    return 1;
+}
+
+/* bytes per partial state in the column scheme's scratch */
+int cu_cols_slot(const KCtx *c)
+{
+    int slot = 8;
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && cu_red_state_bytes(c->k->values[i]) > slot)
+            slot = cu_red_state_bytes(c->k->values[i]);
+    return (slot + 7) / 8 * 8;
+}
+
+/* Vector width of the column kernel: one inner group, innermost. */
+static int cols_vec_width(KCtx *c)
+{
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    if (c->ng - re != 1)
+        return 1;
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (cu_out_is_elem(c, i))
+            return 1;
+    /* V states per thread: only for one-word states (sum, max, mean...) */
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && cu_red_state_bytes(c->k->values[i]) > 8)
+            return 1;
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
+    if (!maxsz)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 4 ? 4 : v;
+}
+
+/* ------------------------------------------------------------------ */
+/* The lowering: every decision above, once per kernel.                */
+
+/* Lower kernel k of f: analyse it, take its combine mode, plan its
+ * variants and note what the bodies and the launch need from them. */
+static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atomic_reduce)
+{
+    KCtx *c = &L->an;
+    cu_kctx_init(c, f, k);
+    L->combine = combine_of(c, atomic_reduce, L->why, sizeof L->why);
+    L->nv = plan_variants(c, L->v);
+    L->dec = need_decompose(c);
+    if (k->kind == KK_LOOP) {
+        L->vw = loop_vec_width(c);
+        L->wrap = loop_needs_wrap(c, L->vw);
+    } else if (cu_is_cols_scheme(c)) {
+        L->vw = cols_vec_width(c);
+    } else if (!cu_is_row_scheme(k)) {
+        L->vw = scalar_vec_width(c);
+    } else {
+        L->vw = row_vec_width(c);
+    }
+    for (int i = 0; i < L->nv; i++) {
+        const Variant *v = &L->v[i];
+        L->wloop |= is_wloop(v);
+        if (v->kind != VK_ROW_C)
+            continue;
+        L->cached |= !v->sm;
+        L->smem |= v->sm;
+        L->subwarp |= v->tpr < 32;
+        L->window |= v->sh;
+        L->cluster |= v->cl > 1;
+    }
+}
+
+CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce)
+{
+    CudaModule *m = calloc(1, sizeof *m);
+    if (!m)
+        fatal_oom();
+    m->plans = plans;
+    m->nplans = nplans;
+    m->atomic_reduce = atomic_reduce;
+    for (int p = 0; p < nplans; p++)
+        m->nkern += plans[p]->nkernels;
+    m->kern = calloc((size_t)m->nkern + 1, sizeof *m->kern);
+    if (!m->kern)
+        fatal_oom();
+    int i = 0;
+    for (int p = 0; p < nplans; p++)
+        for (int ki = 0; ki < plans[p]->nkernels; ki++, i++) {
+            Lowering *L = &m->kern[i];
+            lower_kernel(L, plans[p]->fn, &plans[p]->kernels[ki], atomic_reduce);
+            L->kindex = m->nglobal;
+            m->nglobal += L->nv;
+            m->any_atomic |= L->combine == COMBINE_ATOMIC;
+        }
+    return m;
+}
+
+void emit_cuda_module_free(CudaModule *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nkern; i++)
+        cu_kctx_free(&m->kern[i].an);
+    free(m->kern);
+    free(m);
+}
+
+/* the lowering of kernel ki of plans[p] */
+static const Lowering *lowering_of(const CudaModule *m, int p, int ki)
+{
+    if (p < 0 || p >= m->nplans || ki < 0 || ki >= m->plans[p]->nkernels)
+        ICE("no such kernel in the lowered module");
+    int i = ki;
+    for (int q = 0; q < p; q++)
+        i += m->plans[q]->nkernels;
+    return &m->kern[i];
+}
+
+Combine emit_cuda_combine(const CudaModule *m, int p, int ki, const char **why)
+{
+    const Lowering *L = lowering_of(m, p, ki);
+    if (why)
+        *why = L->why;
+    return L->combine;
+}
+
+const CudaModule *cu_module(Plan **plans, int nplans, const EmitOptions *o)
+{
+    const CudaModule *m = o->cuda;
+    if (!m)
+        ICE("a CUDA emitter called without the module's lowering (emit_cuda_lower)");
+    if (m->plans != plans || m->nplans != nplans || m->atomic_reduce != o->atomic_reduce)
+        ICE("a CUDA emitter called with another module's lowering");
+    return m;
+}
