@@ -13,7 +13,7 @@
  *   NAME_check(...)         dims >= 0, device pointers non-NULL (NULL is
  *                           accepted for a tensor with no elements).
  *   NAME_run(...)           allocate (or carve the caller's workspace), zero
- *                           the counters, call the launch stubs of emit_cuda.c
+ *                           the counters, call the launch stubs of compiler/cuda
  *                           in plan order, free.
  *
  * The typed entries pack their arguments into the three arrays the launch

@@ -184,7 +184,7 @@ Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt);
  *   + row kernels: B * ceil(R / T) for the row buffer, R = static row
  *     length (1024 when symbolic: the on-chip variant; 0 when looped and
  *     static, or looped 2), T = 32 threads per row up to 1024, 128 up to
- *     4096, else 256 (as emit_cuda.c); B = inputs of shape space.
+ *     4096, else 256 (as compiler/cuda); B = inputs of shape space.
  * Checked against ptxas (sm_90, -Xptxas -v) on the examples: within about
  * 10 registers of the larger variant, except that 4-wide loop kernels with
  * many inputs run higher (adam_step: ~50 here, 64 for ptxas). */

@@ -1,4 +1,4 @@
-/* test_emit_cuda.c -- the kernel emitter on hand-built IR and plans.
+/* test_emit_cuda.c -- the kernel emitter (compiler/cuda) on hand-built IR and plans.
  *
  * Builds small functions (bias_relu, sum_abs, softmax, layernorm, colsum,
  * argmax, f16 chains) with a plan made here, emits kernels and launch
