@@ -207,11 +207,13 @@ static void launch_scratch(KCtx *c, Buf *b)
                       "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
                    nreds * 8);
     } else if (cols) {
+        /* the partials of the most splits any launch of these sizes makes:
+         * none where one block takes the whole reduced range */
         host_cols_sizes(c, b);
-        buf_printf(b, "    (void)R;\n"
-                      "    /* tile counters, then per reduction the partials of the most splits */\n"
-                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * fzk_cols_splits(nO * nI) * nO * nI);\n",
-                   nreds * cu_cols_slot(c));
+        buf_printf(b, "    /* tile counters, then per reduction the partials of the most splits */\n"
+                      "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, (nI + %d) / %d, FZK_MAX_SMS);\n"
+                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (ns > 1 ? (int64_t)%d * ns * nO * nI : 0));\n",
+                   32 * c->L->vw - 1, 32 * c->L->vw, nreds * cu_cols_slot(c));
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
@@ -322,12 +324,7 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     } else
         buf_puts(b, "    const int64_t tiles_x = (nI + 31) / 32;\n");
     buf_puts(b, "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
-                "    /* split the reduced range into one wave of about four blocks per\n"
-                "     * multiprocessor; a few outputs (two tiles) into several waves */\n"
-                "    int64_t ns = nO * nI > 256 ? (int64_t)sm_count * 4 / (tiles_x * grid_y)\n"
-                "                               : ((int64_t)sm_count * 32 + tiles_x * grid_y - 1) / (tiles_x * grid_y);\n");
-    buf_puts(b, "    if (ns > fzk_cols_splits(nO * nI))\n        ns = fzk_cols_splits(nO * nI);\n");
-    buf_puts(b, "    if (ns > R / 64)\n        ns = R / 64;\n    if (ns < 1)\n        ns = 1;\n"
+                "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count);\n"
                 "    nsplit = (int)ns;\n");
     if (vw > 1) {
         buf_puts(b, "    if (vec)\n    ");
@@ -672,21 +669,40 @@ static void emit_launch_helpers(Buf *out)
              "        m = n < lo ? n : lo;\n"
              "    return m < cap / g ? m * g : cap;\n"
              "}\n"
-             "/* fzk_cols_splits: the most blocks a column reduction splits its rows\n"
-             " * over, for n kept outputs: 64, or for at most 256 outputs (two tiles)\n"
-             " * up to 512, 2^18 partial states at most.  On the H200, 96 columns in\n"
-             " * 64 blocks ran at 20% of copy, in 2048 at 43%, in 512 at 69% (the\n"
-             " * last block's combine of 2048 partials a column cost more than the\n"
-             " * wider split won).  Past two tiles the\n"
-             " * launch aims at one wave of four blocks per multiprocessor instead:\n"
+             "/* fzk_cols_nsplit: how many blocks a column reduction splits its\n"
+             " * reduced range R over, for nO x nI kept outputs in tiles of columns:\n"
+             " * one wave of about four blocks per multiprocessor, or for at most 256\n"
+             " * outputs (two tiles) several waves; at most 64 splits, or for at most\n"
+             " * 256 outputs up to 512 (2^18 partial states at most); and at least 64\n"
+             " * rows a split.  On the H200, 96 columns in 64 blocks ran at 20% of\n"
+             " * copy, in 2048 at 43%, in 512 at 69% (the last block's combine of\n"
+             " * 2048 partials a column cost more than the wider split won), and\n"
              " * [16384, 8192] took 137 us split 64 ways (4096 blocks, 3.9 waves),\n"
-             " * 134 us 16 ways and 130 us 8 ways (512 blocks). */\n"
-             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_splits(int64_t n)\n"
+             " * 134 us 16 ways and 130 us 8 ways (512 blocks).  It grows with\n"
+             " * sm_count and shrinks with tiles, so the scratch is sized with\n"
+             " * FZK_MAX_SMS and the fewest tiles (the widest vector): it holds the\n"
+             " * partials of any launch and nothing for a range one block reads. */\n"
+             "#define FZK_MAX_SMS 1024\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_nsplit(int64_t nO, int64_t R, int64_t nI,\n"
+             "                                                        int64_t tiles, int64_t sm_count)\n"
              "{\n"
-             "    if (n > 256)\n"
-             "        return 64;\n"
-             "    int64_t s = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"
-             "    return s < 64 ? 64 : s > 512 ? 512 : s;\n"
+             "    const int64_t n = nO * nI;\n"
+             "    const int64_t blocks = tiles * (nO < 65535 ? nO : 65535);\n"
+             "    if (blocks < 1)\n"
+             "        return 1;\n"
+             "    if (sm_count > FZK_MAX_SMS)\n"
+             "        sm_count = FZK_MAX_SMS;\n"
+             "    int64_t ns = n > 256 ? sm_count * 4 / blocks : (sm_count * 32 + blocks - 1) / blocks;\n"
+             "    int64_t cap = 64;\n"
+             "    if (n <= 256) {\n"
+             "        cap = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"
+             "        cap = cap < 64 ? 64 : cap > 512 ? 512 : cap;\n"
+             "    }\n"
+             "    if (ns > cap)\n"
+             "        ns = cap;\n"
+             "    if (ns > R / 64)\n"
+             "        ns = R / 64;\n"
+             "    return ns < 1 ? 1 : ns;\n"
              "}\n"
              "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
              " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
