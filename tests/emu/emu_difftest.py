@@ -97,9 +97,12 @@ def build(args, src, tag, flags):
     extra = ["-fsanitize=address,alignment", "-fno-sanitize-recover=alignment", "-fno-omit-frame-pointer",
              "-g"] if args.asan else []
     cached = build_key(cu, extra)
-    if cached and os.path.exists(cached):
-        shutil.copyfile(cached, so)
-        return so, None
+    if cached:
+        try:
+            shutil.copyfile(cached, so)
+            return so, None
+        except OSError:  # not built yet (or the cache was emptied meanwhile)
+            pass
     r = subprocess.run(["sh", os.path.join(HERE, "emu-build.sh"), cu, so, *extra], capture_output=True, text=True)
     if r.returncode != 0:
         return None, "emulator build failed: " + r.stderr.strip()[:1200]
