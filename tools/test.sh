@@ -12,13 +12,13 @@
 # GPU tests (ctest label gpu, lit feature cuda-gpu) are not run here.
 # Environment: JOBS (default 2), SKIP_VALGRIND=1, SKIP_ASAN=1, SKIP_FUZZ=1 for quick local runs.
 #
-# tools/test.sh --quick: the loop to run after each change (56 to 87 s of CPU
-# time on the 2-core machine; README has the wall times). Steps 1 and 2 only,
-# with FUSEC_TEST_QUICK=1, which gives lit the feature `quick`: the tests that
-# say `UNSUPPORTED: quick` (nvcc and NVRTC compiles of whole modules, the
-# random-program compiles, the longest emulator runs) are skipped; every unit
-# test and every other lit test runs, on every stage from the parser to the
-# CPU emulator.
+# tools/test.sh --quick: the loop to run after each change (55 to 80 s on the
+# 2-core machine with the build done; README has the measurements).  Steps 1
+# and 2 only, with FUSEC_TEST_QUICK=1, which gives lit the feature `quick`:
+# the tests that say `UNSUPPORTED: quick` (nvcc and NVRTC compiles of whole
+# modules, the C drivers' and rebuild checks' nvcc builds, the random-program
+# compiles, the longest emulator runs) are skipped; every unit test and every
+# other lit test runs, on every stage from the parser to the CPU emulator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/common.sh
