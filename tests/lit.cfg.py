@@ -71,3 +71,8 @@ if os.path.basename(os.path.normpath(build)) == "valgrind":
     config.available_features.add("under-valgrind")
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
+# The quick loop (tools/test.sh --quick sets FUSEC_TEST_QUICK=1; or lit
+# --param quick=1): tests that spend their time in nvcc, NVRTC or long
+# emulator runs say `UNSUPPORTED: quick`; each stage keeps faster tests.
+if lit_config.params.get("quick", os.environ.get("FUSEC_TEST_QUICK", "")) not in ("", "0"):
+    config.available_features.add("quick")

@@ -48,14 +48,23 @@ error by the language (argmax of an empty axis) is skipped and counted.
 Prints "MISMATCH ..." per problem and a closing "N passed, N failed"
 (fns x trials); exits 1 on any failure.  Runs are reproducible: dims and
 inputs derive from --seed and the file's name.
+
+With FZ_EMU_BUILD_CACHE=DIR (tests/emu/lit.local.cfg sets it), a build
+whose inputs are byte for byte those of an earlier one (the .cu and its .h,
+the g++ flags and version, emu-build.sh, fz_emu.h, tests/emu/include and
+runtime/*.h) copies that build's .so instead of compiling again: several
+tests build the same generated modules.
 """
 import argparse
 import concurrent.futures as cf
 import ctypes
+import glob
+import hashlib
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,10 +96,53 @@ def build(args, src, tag, flags):
     # too (it faults on the GPU; x86 would read it without complaint)
     extra = ["-fsanitize=address,alignment", "-fno-sanitize-recover=alignment", "-fno-omit-frame-pointer",
              "-g"] if args.asan else []
+    cached = build_key(cu, extra)
+    if cached:
+        try:
+            shutil.copyfile(cached, so)
+            return so, None
+        except OSError:  # not built yet (or the cache was emptied meanwhile)
+            pass
     r = subprocess.run(["sh", os.path.join(HERE, "emu-build.sh"), cu, so, *extra], capture_output=True, text=True)
     if r.returncode != 0:
         return None, "emulator build failed: " + r.stderr.strip()[:1200]
+    if cached:
+        tmp = "%s.%d.tmp" % (cached, os.getpid())
+        shutil.copyfile(so, tmp)
+        os.replace(tmp, cached)  # atomic: tests running at once may build the same .so
     return so, None
+
+
+TOOL_HASH = []
+
+
+def build_key(cu, extra):
+    """The cache entry (FZ_EMU_BUILD_CACHE) for building cu with extra g++
+    flags, named by a hash of every input of the build; None without a cache."""
+    cache = os.environ.get("FZ_EMU_BUILD_CACHE")
+    if not cache:
+        return None
+    if not TOOL_HASH:
+        h = hashlib.sha256()
+        cxx = os.environ.get("CXX", "g++")
+        h.update(cxx.encode() + b"\0")
+        h.update(subprocess.run(cxx.split() + ["--version"], capture_output=True).stdout)
+        tools = [os.path.join(HERE, "emu-build.sh"), os.path.join(HERE, "fz_emu.h")]
+        tools += glob.glob(os.path.join(HERE, "include", "**", "*"), recursive=True)
+        tools += glob.glob(os.path.join(ROOT, "runtime", "*.h"))
+        for f in sorted(t for t in tools if os.path.isfile(t)):
+            h.update(f.encode() + b"\0")
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+        TOOL_HASH.append(h.hexdigest())
+    h = hashlib.sha256(TOOL_HASH[0].encode())
+    h.update("\0".join(extra).encode() + b"\0")
+    for f in (cu, cu[:-3] + ".h"):
+        h.update(os.path.basename(f).encode() + b"\0")
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    os.makedirs(cache, exist_ok=True)
+    return os.path.join(cache, h.hexdigest() + ".so")
 
 
 def run_file(args, src, sos):
