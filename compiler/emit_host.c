@@ -34,7 +34,6 @@
  * Output is a pure function of the plans and options: byte-stable.
  */
 #include "emit_host_common.h"
-#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,29 +162,29 @@ static void put_c_string(Buf *out, const char *src, size_t len)
  * FUSEC_MAYBE_UNUSED (generated code must compile under -Werror). */
 static void emit_common_helpers(Emitter *e)
 {
-    host_line(e, "#if defined(__GNUC__)");
-    host_line(e, "#define FUSEC_MAYBE_UNUSED __attribute__((unused))");
-    host_line(e, "#else");
-    host_line(e, "#define FUSEC_MAYBE_UNUSED");
-    host_line(e, "#endif");
-    host_line(e, "%s", "");
-    host_line(e, "/* Sizes in bytes saturate at SIZE_MAX, which no allocation can meet. */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED size_t fusec_mul(size_t a, int64_t b)\n{");
-    host_line(e, "if (b < 0 || a == SIZE_MAX || (b != 0 && a > SIZE_MAX / (uint64_t)b))");
-    host_line(e, "    return SIZE_MAX;");
-    host_line(e, "return a * (size_t)b;");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED size_t fusec_add(size_t a, size_t b)\n{");
-    host_line(e, "return a > SIZE_MAX - b ? SIZE_MAX : a + b;");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED size_t fusec_align(size_t a)\n{");
-    host_line(e, "return a > SIZE_MAX - %d ? SIZE_MAX : (a + %d) & ~(size_t)%d;", HOST_ALIGN - 1,
+    emit_line(e, "#if defined(__GNUC__)");
+    emit_line(e, "#define FUSEC_MAYBE_UNUSED __attribute__((unused))");
+    emit_line(e, "#else");
+    emit_line(e, "#define FUSEC_MAYBE_UNUSED");
+    emit_line(e, "#endif");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Sizes in bytes saturate at SIZE_MAX, which no allocation can meet. */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED size_t fusec_mul(size_t a, int64_t b)\n{");
+    emit_line(e, "if (b < 0 || a == SIZE_MAX || (b != 0 && a > SIZE_MAX / (uint64_t)b))");
+    emit_line(e, "    return SIZE_MAX;");
+    emit_line(e, "return a * (size_t)b;");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED size_t fusec_add(size_t a, size_t b)\n{");
+    emit_line(e, "return a > SIZE_MAX - b ? SIZE_MAX : a + b;");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED size_t fusec_align(size_t a)\n{");
+    emit_line(e, "return a > SIZE_MAX - %d ? SIZE_MAX : (a + %d) & ~(size_t)%d;", HOST_ALIGN - 1,
               HOST_ALIGN - 1, HOST_ALIGN - 1);
-    host_close(e, "}");
-    host_line(e, "/* A piece of the block; NULL when there is no block (nothing needed). */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED void *fusec_piece(void *block, size_t off)\n{");
-    host_line(e, "return block ? (void *)((char *)block + off) : NULL;");
-    host_close(e, "}");
+    emit_close(e, "%s", "}");
+    emit_line(e, "/* A piece of the block; NULL when there is no block (nothing needed). */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED void *fusec_piece(void *block, size_t off)\n{");
+    emit_line(e, "return block ? (void *)((char *)block + off) : NULL;");
+    emit_close(e, "%s", "}");
 }
 
 /* The cuda target's FUSEC_LAUNCH and helpers over the CUDA runtime.  Each
@@ -194,160 +193,160 @@ static void emit_common_helpers(Emitter *e)
  * with a message naming the fn or kernel. */
 static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const char *module)
 {
-    host_line(e, "/* ==== host support: the CUDA runtime ==== */");
-    host_line(e, "%s", "");
-    host_line(e, "/* Kernel names in K_INDEX order, for messages. */");
+    emit_line(e, "/* ==== host support: the CUDA runtime ==== */");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Kernel names in K_INDEX order, for messages. */");
     host_wrapped(e, arena_printf(a, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL"));
-    host_line(e, "%s", "");
+    emit_line(e, "%s", "");
     emit_common_helpers(e);
-    host_line(e, "%s", "");
-    host_line(e, "#define FUSEC_LAUNCH(K_INDEX, KERNEL_SYMBOL, gx, gy, gz, bx, by, bz, shared_bytes, \\");
-    host_line(e, "                     stream, args) \\");
-    host_line(e, "    fusec_launch((K_INDEX), (const void *)(KERNEL_SYMBOL), (unsigned)(gx), (unsigned)(gy), \\");
-    host_line(e, "                 (unsigned)(gz), (unsigned)(bx), (unsigned)(by), (unsigned)(bz), \\");
-    host_line(e, "                 (size_t)(shared_bytes), (stream), (args))");
-    host_line(e, "%s", "");
-    host_line(e, "/* Launch kernel `fn`; a failure becomes FUSERT_ERROR_LAUNCH with the");
-    host_line(e, " * kernel's name and CUDA's words for it (the CUDA error is cleared). */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_launch(int k, const void *fn, unsigned gx, "
+    emit_line(e, "%s", "");
+    emit_line(e, "#define FUSEC_LAUNCH(K_INDEX, KERNEL_SYMBOL, gx, gy, gz, bx, by, bz, shared_bytes, \\");
+    emit_line(e, "                     stream, args) \\");
+    emit_line(e, "    fusec_launch((K_INDEX), (const void *)(KERNEL_SYMBOL), (unsigned)(gx), (unsigned)(gy), \\");
+    emit_line(e, "                 (unsigned)(gz), (unsigned)(bx), (unsigned)(by), (unsigned)(bz), \\");
+    emit_line(e, "                 (size_t)(shared_bytes), (stream), (args))");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Launch kernel `fn`; a failure becomes FUSERT_ERROR_LAUNCH with the");
+    emit_line(e, " * kernel's name and CUDA's words for it (the CUDA error is cleared). */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_launch(int k, const void *fn, unsigned gx, "
                  "unsigned gy,\n        unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shared_bytes,\n"
                  "        fusert_stream stream, void **args)\n{");
-    host_line(e, "cudaError_t err = cudaSuccess;");
-    host_line(e, "if (shared_bytes > 48 * 1024)");
-    host_line(e, "    err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,");
-    host_line(e, "                               (int)shared_bytes);");
-    host_line(e, "if (err == cudaSuccess)");
-    host_line(e, "    err = cudaLaunchKernel(fn, dim3(gx, gy, gz), dim3(bx, by, bz), args, shared_bytes,");
-    host_line(e, "                           (cudaStream_t)stream);");
-    host_line(e, "if (err == cudaSuccess)");
-    host_line(e, "    return FUSERT_SUCCESS;");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "return fusert_set_error(FUSERT_ERROR_LAUNCH,");
-    host_line(e, "                        \"%s: launch of kernel %%s (grid %%u x %%u x %%u, block %%u x %%u x %%u, \"", module);
-    host_line(e, "                        \"%%zu bytes of shared memory) failed: %%s\",");
-    host_line(e, "                        fusec_kernel_names[k], gx, gy, gz, bx, by, bz, shared_bytes,");
-    host_line(e, "                        cudaGetErrorString(err));");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* The cluster width a kernel was built with: 0 where the binary's");
-    host_line(e, " * architecture has no clusters (before sm_90) or the runtime cannot say. */");
-    host_line(e, "#define FUSEC_CLUSTER_WIDTH(K_INDEX, KERNEL_SYMBOL, width) \\");
-    host_line(e, "    fusec_cluster_width((const void *)(KERNEL_SYMBOL), (width))");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_cluster_width(const void *fn, int *width)\n{");
-    host_line(e, "cudaFuncAttributes attr;");
-    host_line(e, "*width = 0;");
-    host_open(e, "if (cudaFuncGetAttributes(&attr, fn) != cudaSuccess) {");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "*width = attr.requiredClusterWidth;");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "static fusert_status fusec_cuda_error(cudaError_t err, const char *fn, const char *what)");
-    host_open(e, "{");
-    host_line(e, "fusert_status s = FUSERT_ERROR_CUDA;");
-    host_line(e, "if (err == cudaErrorMemoryAllocation)");
-    host_line(e, "    s = FUSERT_ERROR_OUT_OF_MEMORY;");
-    host_line(e, "else if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver)");
-    host_line(e, "    s = FUSERT_ERROR_NO_DEVICE;");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "return fusert_set_error(s, \"%%s: %%s: %%s\", fn, what, cudaGetErrorString(err));");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* Attribute a of device dev, cached per device in cache[dev] (atomic:");
-    host_line(e, " * threads may race to store the same value; 0: not asked yet). */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED cudaError_t fusec_device_attr(std::atomic<int> *cache, cudaDeviceAttr a, int dev,\n"
+    emit_line(e, "cudaError_t err = cudaSuccess;");
+    emit_line(e, "if (shared_bytes > 48 * 1024)");
+    emit_line(e, "    err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,");
+    emit_line(e, "                               (int)shared_bytes);");
+    emit_line(e, "if (err == cudaSuccess)");
+    emit_line(e, "    err = cudaLaunchKernel(fn, dim3(gx, gy, gz), dim3(bx, by, bz), args, shared_bytes,");
+    emit_line(e, "                           (cudaStream_t)stream);");
+    emit_line(e, "if (err == cudaSuccess)");
+    emit_line(e, "    return FUSERT_SUCCESS;");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "return fusert_set_error(FUSERT_ERROR_LAUNCH,");
+    emit_line(e, "                        \"%s: launch of kernel %%s (grid %%u x %%u x %%u, block %%u x %%u x %%u, \"", module);
+    emit_line(e, "                        \"%%zu bytes of shared memory) failed: %%s\",");
+    emit_line(e, "                        fusec_kernel_names[k], gx, gy, gz, bx, by, bz, shared_bytes,");
+    emit_line(e, "                        cudaGetErrorString(err));");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The cluster width a kernel was built with: 0 where the binary's");
+    emit_line(e, " * architecture has no clusters (before sm_90) or the runtime cannot say. */");
+    emit_line(e, "#define FUSEC_CLUSTER_WIDTH(K_INDEX, KERNEL_SYMBOL, width) \\");
+    emit_line(e, "    fusec_cluster_width((const void *)(KERNEL_SYMBOL), (width))");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_cluster_width(const void *fn, int *width)\n{");
+    emit_line(e, "cudaFuncAttributes attr;");
+    emit_line(e, "*width = 0;");
+    emit_open(e, "%s", "if (cudaFuncGetAttributes(&attr, fn) != cudaSuccess) {");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "*width = attr.requiredClusterWidth;");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "static fusert_status fusec_cuda_error(cudaError_t err, const char *fn, const char *what)");
+    emit_open(e, "%s", "{");
+    emit_line(e, "fusert_status s = FUSERT_ERROR_CUDA;");
+    emit_line(e, "if (err == cudaErrorMemoryAllocation)");
+    emit_line(e, "    s = FUSERT_ERROR_OUT_OF_MEMORY;");
+    emit_line(e, "else if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver)");
+    emit_line(e, "    s = FUSERT_ERROR_NO_DEVICE;");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "return fusert_set_error(s, \"%%s: %%s: %%s\", fn, what, cudaGetErrorString(err));");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Attribute a of device dev, cached per device in cache[dev] (atomic:");
+    emit_line(e, " * threads may race to store the same value; 0: not asked yet). */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED cudaError_t fusec_device_attr(std::atomic<int> *cache, cudaDeviceAttr a, int dev,\n"
                  "        int *out)\n{");
-    host_line(e, "int n = dev >= 0 && dev < FUSERT_MAX_DEVICES ? cache[dev].load(std::memory_order_relaxed) : 0;");
-    host_open(e, "if (n <= 0) {");
-    host_line(e, "cudaError_t err = cudaDeviceGetAttribute(&n, a, dev);");
-    host_line(e, "if (err != cudaSuccess)");
-    host_line(e, "    return err;");
-    host_line(e, "if (dev >= 0 && dev < FUSERT_MAX_DEVICES)");
-    host_line(e, "    cache[dev].store(n, std::memory_order_relaxed);");
-    host_close(e, "}");
-    host_line(e, "*out = n;");
-    host_line(e, "return cudaSuccess;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* Multiprocessor count of the current device. */");
-    host_line(e, "static std::atomic<int> fusec_sm_cache[FUSERT_MAX_DEVICES];");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_sm_count(const char *fn, int *count)\n{");
-    host_line(e, "int dev = 0;");
-    host_line(e, "cudaError_t err = cudaGetDevice(&dev);");
-    host_line(e, "if (err != cudaSuccess)");
-    host_line(e, "    return fusec_cuda_error(err, fn, \"no CUDA device\");");
-    host_line(e, "err = fusec_device_attr(fusec_sm_cache, cudaDevAttrMultiProcessorCount, dev, count);");
-    host_line(e, "if (err != cudaSuccess)");
-    host_line(e, "    return fusec_cuda_error(err, fn, \"cannot query the multiprocessor count\");");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* How many blocks of `block` threads of a kernel a multiprocessor holds");
-    host_line(e, " * at once (its registers, shared memory, launch bounds); 0 where the");
-    host_line(e, " * runtime cannot say. */");
-    host_line(e, "#define FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) \\");
-    host_line(e, "    fusec_blocks_per_sm((const void *)(KERNEL_SYMBOL), (block), (n))");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_blocks_per_sm(const void *fn, int block, int *n)\n{");
-    host_open(e, "if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, fn, block, 0) != cudaSuccess) {");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "*n = 0;");
-    host_close(e, "}");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* The L2 cache size of the current device in bytes. */");
-    host_line(e, "#define FUSEC_L2_BYTES(bytes) fusec_l2_bytes(bytes)");
-    host_line(e, "static std::atomic<int> fusec_l2_cache[FUSERT_MAX_DEVICES];");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_l2_bytes(int *bytes)\n{");
-    host_line(e, "int dev = 0;");
-    host_line(e, "cudaError_t err = cudaGetDevice(&dev);");
-    host_line(e, "if (err == cudaSuccess)");
-    host_line(e, "    err = fusec_device_attr(fusec_l2_cache, cudaDevAttrL2CacheSize, dev, bytes);");
-    host_line(e, "if (err != cudaSuccess)");
-    host_line(e, "    return fusec_cuda_error(err, \"fusec\", \"cannot query the L2 cache size\");");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* The most shared memory a block of the current device may opt in to;");
-    host_line(e, " * 0 where the runtime cannot say (no such launch). */");
-    host_line(e, "#define FUSEC_SMEM_OPTIN(bytes) fusec_smem_optin(bytes)");
-    host_line(e, "static std::atomic<int> fusec_smem_cache[FUSERT_MAX_DEVICES];");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_smem_optin(int *bytes)\n{");
-    host_line(e, "int dev = 0;");
-    host_line(e, "if (cudaGetDevice(&dev) != cudaSuccess ||");
-    host_open(e, "    fusec_device_attr(fusec_smem_cache, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev, bytes) != cudaSuccess) {");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "*bytes = 0;");
-    host_close(e, "}");
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* Stream-ordered memory for intermediates and scratch. */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_alloc(const char *fn, void **ptr, size_t bytes,\n"
+    emit_line(e, "int n = dev >= 0 && dev < FUSERT_MAX_DEVICES ? cache[dev].load(std::memory_order_relaxed) : 0;");
+    emit_open(e, "%s", "if (n <= 0) {");
+    emit_line(e, "cudaError_t err = cudaDeviceGetAttribute(&n, a, dev);");
+    emit_line(e, "if (err != cudaSuccess)");
+    emit_line(e, "    return err;");
+    emit_line(e, "if (dev >= 0 && dev < FUSERT_MAX_DEVICES)");
+    emit_line(e, "    cache[dev].store(n, std::memory_order_relaxed);");
+    emit_close(e, "%s", "}");
+    emit_line(e, "*out = n;");
+    emit_line(e, "return cudaSuccess;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Multiprocessor count of the current device. */");
+    emit_line(e, "static std::atomic<int> fusec_sm_cache[FUSERT_MAX_DEVICES];");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_sm_count(const char *fn, int *count)\n{");
+    emit_line(e, "int dev = 0;");
+    emit_line(e, "cudaError_t err = cudaGetDevice(&dev);");
+    emit_line(e, "if (err != cudaSuccess)");
+    emit_line(e, "    return fusec_cuda_error(err, fn, \"no CUDA device\");");
+    emit_line(e, "err = fusec_device_attr(fusec_sm_cache, cudaDevAttrMultiProcessorCount, dev, count);");
+    emit_line(e, "if (err != cudaSuccess)");
+    emit_line(e, "    return fusec_cuda_error(err, fn, \"cannot query the multiprocessor count\");");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* How many blocks of `block` threads of a kernel a multiprocessor holds");
+    emit_line(e, " * at once (its registers, shared memory, launch bounds); 0 where the");
+    emit_line(e, " * runtime cannot say. */");
+    emit_line(e, "#define FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) \\");
+    emit_line(e, "    fusec_blocks_per_sm((const void *)(KERNEL_SYMBOL), (block), (n))");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_blocks_per_sm(const void *fn, int block, int *n)\n{");
+    emit_open(e, "%s", "if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, fn, block, 0) != cudaSuccess) {");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "*n = 0;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The L2 cache size of the current device in bytes. */");
+    emit_line(e, "#define FUSEC_L2_BYTES(bytes) fusec_l2_bytes(bytes)");
+    emit_line(e, "static std::atomic<int> fusec_l2_cache[FUSERT_MAX_DEVICES];");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_l2_bytes(int *bytes)\n{");
+    emit_line(e, "int dev = 0;");
+    emit_line(e, "cudaError_t err = cudaGetDevice(&dev);");
+    emit_line(e, "if (err == cudaSuccess)");
+    emit_line(e, "    err = fusec_device_attr(fusec_l2_cache, cudaDevAttrL2CacheSize, dev, bytes);");
+    emit_line(e, "if (err != cudaSuccess)");
+    emit_line(e, "    return fusec_cuda_error(err, \"fusec\", \"cannot query the L2 cache size\");");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The most shared memory a block of the current device may opt in to;");
+    emit_line(e, " * 0 where the runtime cannot say (no such launch). */");
+    emit_line(e, "#define FUSEC_SMEM_OPTIN(bytes) fusec_smem_optin(bytes)");
+    emit_line(e, "static std::atomic<int> fusec_smem_cache[FUSERT_MAX_DEVICES];");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_smem_optin(int *bytes)\n{");
+    emit_line(e, "int dev = 0;");
+    emit_line(e, "if (cudaGetDevice(&dev) != cudaSuccess ||");
+    emit_open(e, "%s", "    fusec_device_attr(fusec_smem_cache, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev, bytes) != cudaSuccess) {");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "*bytes = 0;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Stream-ordered memory for intermediates and scratch. */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_alloc(const char *fn, void **ptr, size_t bytes,\n"
                  "        fusert_stream stream)\n{");
-    host_line(e, "cudaError_t err = cudaMallocAsync(ptr, bytes, (cudaStream_t)stream);");
-    host_line(e, "if (err == cudaSuccess)");
-    host_line(e, "    return FUSERT_SUCCESS;");
-    host_line(e, "*ptr = NULL;");
-    host_line(e, "(void)cudaGetLastError();");
-    host_line(e, "return fusert_set_error(err == cudaErrorMemoryAllocation ? FUSERT_ERROR_OUT_OF_MEMORY");
-    host_line(e, "                                                       : FUSERT_ERROR_CUDA,");
-    host_line(e, "                        \"%%s: cannot allocate %%zu bytes for intermediates: %%s\", fn, bytes,");
-    host_line(e, "                        cudaGetErrorString(err));");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_free(const char *fn, void *ptr, fusert_stream stream)\n{");
-    host_line(e, "cudaError_t err = cudaFreeAsync(ptr, (cudaStream_t)stream);");
-    host_line(e, "return err == cudaSuccess ? FUSERT_SUCCESS");
-    host_line(e, "                          : fusec_cuda_error(err, fn, \"cannot free the intermediates\");");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_zero(const char *fn, void *ptr, size_t bytes,\n"
+    emit_line(e, "cudaError_t err = cudaMallocAsync(ptr, bytes, (cudaStream_t)stream);");
+    emit_line(e, "if (err == cudaSuccess)");
+    emit_line(e, "    return FUSERT_SUCCESS;");
+    emit_line(e, "*ptr = NULL;");
+    emit_line(e, "(void)cudaGetLastError();");
+    emit_line(e, "return fusert_set_error(err == cudaErrorMemoryAllocation ? FUSERT_ERROR_OUT_OF_MEMORY");
+    emit_line(e, "                                                       : FUSERT_ERROR_CUDA,");
+    emit_line(e, "                        \"%%s: cannot allocate %%zu bytes for intermediates: %%s\", fn, bytes,");
+    emit_line(e, "                        cudaGetErrorString(err));");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_free(const char *fn, void *ptr, fusert_stream stream)\n{");
+    emit_line(e, "cudaError_t err = cudaFreeAsync(ptr, (cudaStream_t)stream);");
+    emit_line(e, "return err == cudaSuccess ? FUSERT_SUCCESS");
+    emit_line(e, "                          : fusec_cuda_error(err, fn, \"cannot free the intermediates\");");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_zero(const char *fn, void *ptr, size_t bytes,\n"
                  "        fusert_stream stream)\n{");
-    host_line(e, "cudaError_t err = cudaMemsetAsync(ptr, 0, bytes, (cudaStream_t)stream);");
-    host_line(e, "return err == cudaSuccess ? FUSERT_SUCCESS");
-    host_line(e, "                          : fusec_cuda_error(err, fn, \"cannot zero the kernel scratch\");");
-    host_close(e, "}");
+    emit_line(e, "cudaError_t err = cudaMemsetAsync(ptr, 0, bytes, (cudaStream_t)stream);");
+    emit_line(e, "return err == cudaSuccess ? FUSERT_SUCCESS");
+    emit_line(e, "                          : fusec_cuda_error(err, fn, \"cannot zero the kernel scratch\");");
+    emit_close(e, "%s", "}");
 }
 
 /* The nvrtc target's FUSEC_LAUNCH and helpers: everything goes through
@@ -357,97 +356,97 @@ static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const cha
  * kernels by K_INDEX and records its own error messages. */
 static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast_math)
 {
-    host_line(e, "/* ==== host support: fusert (NVRTC and the driver API) ==== */");
-    host_line(e, "%s", "");
-    host_line(e, "/* Kernel names in K_INDEX order. */");
+    emit_line(e, "/* ==== host support: fusert (NVRTC and the driver API) ==== */");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* Kernel names in K_INDEX order. */");
     host_wrapped(e, arena_printf(a, "static const char *const fusec_kernel_names[] = {%s};", *names ? names : "NULL"));
-    host_line(e, "%s", "");
-    host_line(e, "/* The module: each kernel is compiled alone for the current device on its");
-    host_line(e, " * first launch, then cached. */");
-    host_open(e, "static fusert_program fusec_program = {");
-    host_line(e, ".name = fusec_module_name,");
-    host_line(e, ".source = fusec_source,");
-    host_line(e, ".kernels = fusec_kernel_names,");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The module: each kernel is compiled alone for the current device on its");
+    emit_line(e, " * first launch, then cached. */");
+    emit_open(e, "%s", "static fusert_program fusec_program = {");
+    emit_line(e, ".name = fusec_module_name,");
+    emit_line(e, ".source = fusec_source,");
+    emit_line(e, ".kernels = fusec_kernel_names,");
     if (*names)
-        host_line(e, ".nkernels = (int)(sizeof fusec_kernel_names / sizeof fusec_kernel_names[0]),");
+        emit_line(e, ".nkernels = (int)(sizeof fusec_kernel_names / sizeof fusec_kernel_names[0]),");
     else
-        host_line(e, ".nkernels = 0,");
+        emit_line(e, ".nkernels = 0,");
     /* -minimal: NVRTC leaves out textures, the device runtime and the CUDA
      * runtime's types, none of which the source uses: the same CUBIN, byte
      * for byte, for each of the 672 kernels of the examples and the emulator
      * and GPU test inputs (NVRTC 13.0, sm_90; tools/bench/nvrtc_same_sass.py),
      * compiled 3-6% faster (docs/benchmarks.md, "Latency and JIT"); fusert
      * drops it for an NVRTC before 12.4 */
-    host_line(e, ".options = %s,", fast_math ? "\"-minimal --use_fast_math\"" : "\"-minimal\"");
-    host_line(e, ".per_kernel = 1,");
-    host_close(e, "};");
-    host_line(e, "%s", "");
+    emit_line(e, ".options = %s,", fast_math ? "\"-minimal --use_fast_math\"" : "\"-minimal\"");
+    emit_line(e, ".per_kernel = 1,");
+    emit_close(e, "%s", "};");
+    emit_line(e, "%s", "");
     emit_common_helpers(e);
-    host_line(e, "%s", "");
-    host_line(e, "/* The kernel symbol is not needed here: kernels are found by index. */");
-    host_line(e, "#define FUSEC_LAUNCH(K_INDEX, KERNEL_SYMBOL, gx, gy, gz, bx, by, bz, shared_bytes, \\");
-    host_line(e, "                     stream, args) \\");
-    host_line(e, "    fusec_launch((K_INDEX), (unsigned)(gx), (unsigned)(gy), (unsigned)(gz), (unsigned)(bx), \\");
-    host_line(e, "                 (unsigned)(by), (unsigned)(bz), (unsigned)(shared_bytes), (stream), (args))");
-    host_line(e, "%s", "");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_launch(int k, unsigned gx, unsigned gy, unsigned gz,\n"
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The kernel symbol is not needed here: kernels are found by index. */");
+    emit_line(e, "#define FUSEC_LAUNCH(K_INDEX, KERNEL_SYMBOL, gx, gy, gz, bx, by, bz, shared_bytes, \\");
+    emit_line(e, "                     stream, args) \\");
+    emit_line(e, "    fusec_launch((K_INDEX), (unsigned)(gx), (unsigned)(gy), (unsigned)(gz), (unsigned)(bx), \\");
+    emit_line(e, "                 (unsigned)(by), (unsigned)(bz), (unsigned)(shared_bytes), (stream), (args))");
+    emit_line(e, "%s", "");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_launch(int k, unsigned gx, unsigned gy, unsigned gz,\n"
                  "        unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes, fusert_stream stream,\n"
                  "        void **args)\n{");
-    host_line(e, "void *fn = NULL;");
-    host_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
-    host_line(e, "if (st != FUSERT_SUCCESS)");
-    host_line(e, "    return st;");
-    host_line(e, "return fusert_launch(fn, gx, gy, gz, bx, by, bz, shared_bytes, stream, args);");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* The cluster width kernel K_INDEX was built with (0: none), compiling it. */");
-    host_line(e, "#define FUSEC_CLUSTER_WIDTH(K_INDEX, KERNEL_SYMBOL, width) fusec_cluster_width((K_INDEX), (width))");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_cluster_width(int k, int *width)\n{");
-    host_line(e, "void *fn = NULL;");
-    host_line(e, "*width = 0;");
-    host_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
-    host_line(e, "if (st != FUSERT_SUCCESS)");
-    host_line(e, "    return st;");
-    host_line(e, "return fusert_kernel_cluster_width(fn, width);");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* How many blocks of `block` threads of kernel K_INDEX a multiprocessor");
-    host_line(e, " * holds at once (0: the driver cannot say), compiling it. */");
-    host_line(e, "#define FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) fusec_blocks_per_sm((K_INDEX), (block), (n))");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_blocks_per_sm(int k, int block, int *n)\n{");
-    host_line(e, "void *fn = NULL;");
-    host_line(e, "*n = 0;");
-    host_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
-    host_line(e, "if (st != FUSERT_SUCCESS)");
-    host_line(e, "    return st;");
-    host_line(e, "return fusert_kernel_blocks_per_sm(fn, block, 0, n);");
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_line(e, "/* The L2 cache size of the current device in bytes. */");
-    host_line(e, "#define FUSEC_L2_BYTES(bytes) fusert_device_l2_bytes(bytes)");
-    host_line(e, "%s", "");
-    host_line(e, "/* The most shared memory a block of the current device may opt in to. */");
-    host_line(e, "#define FUSEC_SMEM_OPTIN(bytes) fusert_device_shared_optin(bytes)");
-    host_line(e, "%s", "");
-    host_line(e, "/* fusert keeps the messages; these only fit the cuda target's shapes. */");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_sm_count(const char *fn, int *count)\n{");
-    host_line(e, "(void)fn;");
-    host_line(e, "return fusert_device_sm_count(count);");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_alloc(const char *fn, void **ptr, size_t bytes,\n"
+    emit_line(e, "void *fn = NULL;");
+    emit_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
+    emit_line(e, "return fusert_launch(fn, gx, gy, gz, bx, by, bz, shared_bytes, stream, args);");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The cluster width kernel K_INDEX was built with (0: none), compiling it. */");
+    emit_line(e, "#define FUSEC_CLUSTER_WIDTH(K_INDEX, KERNEL_SYMBOL, width) fusec_cluster_width((K_INDEX), (width))");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_cluster_width(int k, int *width)\n{");
+    emit_line(e, "void *fn = NULL;");
+    emit_line(e, "*width = 0;");
+    emit_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
+    emit_line(e, "return fusert_kernel_cluster_width(fn, width);");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* How many blocks of `block` threads of kernel K_INDEX a multiprocessor");
+    emit_line(e, " * holds at once (0: the driver cannot say), compiling it. */");
+    emit_line(e, "#define FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) fusec_blocks_per_sm((K_INDEX), (block), (n))");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_blocks_per_sm(int k, int block, int *n)\n{");
+    emit_line(e, "void *fn = NULL;");
+    emit_line(e, "*n = 0;");
+    emit_line(e, "fusert_status st = fusert_program_kernel(&fusec_program, k, &fn);");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
+    emit_line(e, "return fusert_kernel_blocks_per_sm(fn, block, 0, n);");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The L2 cache size of the current device in bytes. */");
+    emit_line(e, "#define FUSEC_L2_BYTES(bytes) fusert_device_l2_bytes(bytes)");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* The most shared memory a block of the current device may opt in to. */");
+    emit_line(e, "#define FUSEC_SMEM_OPTIN(bytes) fusert_device_shared_optin(bytes)");
+    emit_line(e, "%s", "");
+    emit_line(e, "/* fusert keeps the messages; these only fit the cuda target's shapes. */");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_sm_count(const char *fn, int *count)\n{");
+    emit_line(e, "(void)fn;");
+    emit_line(e, "return fusert_device_sm_count(count);");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_alloc(const char *fn, void **ptr, size_t bytes,\n"
                  "        fusert_stream stream)\n{");
-    host_line(e, "(void)fn;");
-    host_line(e, "return fusert_alloc_async(ptr, bytes, stream);");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_free(const char *fn, void *ptr, fusert_stream stream)\n{");
-    host_line(e, "(void)fn;");
-    host_line(e, "return fusert_free_async(ptr, stream);");
-    host_close(e, "}");
-    host_open(e, "static FUSEC_MAYBE_UNUSED fusert_status fusec_zero(const char *fn, void *ptr, size_t bytes,\n"
+    emit_line(e, "(void)fn;");
+    emit_line(e, "return fusert_alloc_async(ptr, bytes, stream);");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_free(const char *fn, void *ptr, fusert_stream stream)\n{");
+    emit_line(e, "(void)fn;");
+    emit_line(e, "return fusert_free_async(ptr, stream);");
+    emit_close(e, "%s", "}");
+    emit_open(e, "%s", "static FUSEC_MAYBE_UNUSED fusert_status fusec_zero(const char *fn, void *ptr, size_t bytes,\n"
                  "        fusert_stream stream)\n{");
-    host_line(e, "(void)fn;");
-    host_line(e, "return fusert_memset_async(ptr, 0, bytes, stream);");
-    host_close(e, "}");
+    emit_line(e, "(void)fn;");
+    emit_line(e, "return fusert_memset_async(ptr, 0, bytes, stream);");
+    emit_close(e, "%s", "}");
 }
 
 /* ---- entry functions ------------------------------------------------------------ */
@@ -505,14 +504,14 @@ static void value_comment(Buf *b, Arena *a, const FnInfo *fi, const IrNode *n)
 static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const Plan *p = fi->plan;
-    host_line(e, "/* Offsets of the pieces of %s's block: %d intermediate%s, then the scratch",
+    emit_line(e, "/* Offsets of the pieces of %s's block: %d intermediate%s, then the scratch",
               fi->name, fi->ninter, fi->ninter == 1 ? "" : "s");
-    host_line(e, " * of each kernel (off[%d] on; its counters zero-filled per call).  Returns the size. */",
+    emit_line(e, " * of each kernel (off[%d] on; its counters zero-filled per call).  Returns the size. */",
               fi->ninter);
-    host_open(e, arena_printf(a, "static size_t %s_layout(const int64_t *dims, size_t *off)\n{",
+    emit_open(e, "%s", arena_printf(a, "static size_t %s_layout(const int64_t *dims, size_t *off)\n{",
                               fi->name));
-    host_line(e, "size_t at = 0;");
-    host_line(e, "(void)dims;");
+    emit_line(e, "size_t at = 0;");
+    emit_line(e, "(void)dims;");
     for (int i = 0; i < fi->ninter; i++) {
         Buf c = {0}, s = {0};
         value_comment(&c, a, fi, fi->inter[i]);
@@ -520,18 +519,18 @@ static void emit_layout(Emitter *e, Arena *a, const FnInfo *fi)
         if (md != fi->inter[i]->dtype)
             buf_printf(&c, ", kept as %s", dtype_name(md));
         put_bytes(&s, md, &fi->inter[i]->shape);
-        host_line(e, "off[%d] = at; /* %.*s */", i, (int)c.len, c.data);
-        host_line(e, "at = fusec_align(fusec_add(at, %.*s));", (int)s.len, s.data);
+        emit_line(e, "off[%d] = at; /* %.*s */", i, (int)c.len, c.data);
+        emit_line(e, "at = fusec_align(fusec_add(at, %.*s));", (int)s.len, s.data);
         buf_free(&c);
         buf_free(&s);
     }
-    host_line(e, "off[%d] = at; /* scratch */", fi->ninter);
+    emit_line(e, "off[%d] = at; /* scratch */", fi->ninter);
     for (int k = 0; k < p->nkernels; k++) {
-        host_line(e, "off[%d] = at;", fi->ninter + 1 + k);
-        host_line(e, "at = fusec_align(fusec_add(at, %s_scratch_bytes(dims)));", p->kernels[k].name);
+        emit_line(e, "off[%d] = at;", fi->ninter + 1 + k);
+        emit_line(e, "at = fusec_align(fusec_add(at, %s_scratch_bytes(dims)));", p->kernels[k].name);
     }
-    host_line(e, "return at;");
-    host_close(e, "}");
+    emit_line(e, "return at;");
+    emit_close(e, "%s", "}");
 }
 
 /* argmax/argmin over an empty axis has no answer (docs/language.md; NumPy
@@ -568,12 +567,12 @@ static void emit_empty_arg_checks(Emitter *e, Arena *a, const FnInfo *fi)
                 path = diag_file_path(n->loc.file) ? host_base_name(diag_file_path(n->loc.file)) : "";
             }
             if (stat)
-                host_line(e, "if (%s)", out ? out : "1");
+                emit_line(e, "if (%s)", out ? out : "1");
             else if (out)
-                host_line(e, "if ((%s) && %s)", cond.data, out);
+                emit_line(e, "if ((%s) && %s)", cond.data, out);
             else
-                host_line(e, "if (%s)", cond.data);
-            host_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: %s over an empty axis "
+                emit_line(e, "if (%s)", cond.data);
+            emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: %s over an empty axis "
                          "(%s) has no answer (%s:%d)\");", f->name, op_info[n->op].src,
                       stat ? "a static size 0" : what.data, path, line);
         }
@@ -589,18 +588,18 @@ static void emit_empty_arg_checks(Emitter *e, Arena *a, const FnInfo *fi)
 static void emit_check(Emitter *e, Arena *a, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
-    host_line(e, "/* Dims first (the empty-tensor rule needs them), then pointers. */");
-    host_open(e, arena_printf(a, "static fusert_status %s_check(void *const *bufs, const int64_t *dims)\n{",
+    emit_line(e, "/* Dims first (the empty-tensor rule needs them), then pointers. */");
+    emit_open(e, "%s", arena_printf(a, "static fusert_status %s_check(void *const *bufs, const int64_t *dims)\n{",
                               fi->name));
-    host_line(e, "(void)bufs;");
-    host_line(e, "(void)dims;");
+    emit_line(e, "(void)bufs;");
+    emit_line(e, "(void)dims;");
     for (int i = 0; i < f->nsyms; i++) {
         if (host_sym_is_static(f, i))
             continue;
-        host_line(e, "if (dims[%d] < 0)", i);
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: %s = %%lld is negative\",",
+        emit_line(e, "if (dims[%d] < 0)", i);
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: %s = %%lld is negative\",",
                   f->name, f->syms[i]);
-        host_line(e, "                            (long long)dims[%d]);", i);
+        emit_line(e, "                            (long long)dims[%d]);", i);
     }
     for (int b = 0; b < fi->ntensors + f->nresults; b++) {
         const IrShape *s = NULL;
@@ -619,15 +618,15 @@ static void emit_check(Emitter *e, Arena *a, const FnInfo *fi)
         if (cond && strcmp(cond, "0") == 0)
             continue; /* always empty: any pointer will do */
         if (cond)
-            host_line(e, "if (!bufs[%d] && %s)", b, cond);
+            emit_line(e, "if (!bufs[%d] && %s)", b, cond);
         else
-            host_line(e, "if (!bufs[%d])", b);
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s: %s is NULL\");", f->name,
+            emit_line(e, "if (!bufs[%d])", b);
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s: %s is NULL\");", f->name,
                   name);
     }
     emit_empty_arg_checks(e, a, fi);
-    host_line(e, "return FUSERT_SUCCESS;");
-    host_close(e, "}");
+    emit_line(e, "return FUSERT_SUCCESS;");
+    emit_close(e, "%s", "}");
 }
 
 /* Whether "(c)" is already one of the alternatives in cond. */
@@ -672,28 +671,28 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     const IrFunc *f = fi->fn;
     const Plan *p = fi->plan;
     int npieces = fi->ninter + 1 + p->nkernels;
-    host_line(e, "/* Check, get the block (the caller's workspace when ws is set), zero the");
-    host_line(e, " * scratch, launch the %d kernel%s in order, free. */", p->nkernels,
+    emit_line(e, "/* Check, get the block (the caller's workspace when ws is set), zero the");
+    emit_line(e, " * scratch, launch the %d kernel%s in order, free. */", p->nkernels,
               p->nkernels == 1 ? "" : "s");
-    host_open(e, arena_printf(a, "static fusert_status %s_run(void *const *bufs, const double *scalars, "
+    emit_open(e, "%s", arena_printf(a, "static fusert_status %s_run(void *const *bufs, const double *scalars, "
                                  "const int64_t *dims,\n        int ws, void *workspace, size_t workspace_bytes, "
                                  "fusert_stream stream)\n{",
                               fi->name));
-    host_line(e, "size_t off[%d];", npieces + 1);
-    host_line(e, "void *block = NULL;");
-    host_line(e, "int owned = 0, sm = 0;");
-    host_line(e, "fusert_status st = %s_check(bufs, dims);", fi->name);
-    host_line(e, "size_t need;");
+    emit_line(e, "size_t off[%d];", npieces + 1);
+    emit_line(e, "void *block = NULL;");
+    emit_line(e, "int owned = 0, sm = 0;");
+    emit_line(e, "fusert_status st = %s_check(bufs, dims);", fi->name);
+    emit_line(e, "size_t need;");
     for (int k = 0; k < p->nkernels; k++)
         if (p->kernels[k].kind == KK_REDUCE) {
-            host_line(e, "size_t zero_end, zero_need = 0;");
-            host_line(e, "void *zs = NULL;");
+            emit_line(e, "size_t zero_end, zero_need = 0;");
+            emit_line(e, "void *zs = NULL;");
             break;
         }
-    host_line(e, "(void)scalars;");
-    host_line(e, "(void)sm;");
-    host_line(e, "if (st != FUSERT_SUCCESS)");
-    host_line(e, "    return st;");
+    emit_line(e, "(void)scalars;");
+    emit_line(e, "(void)sm;");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
     /* with nothing to write, nothing is allocated, zeroed or launched */
     {
         Buf any = {0};
@@ -709,43 +708,43 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
             }
         }
         if (!always) {
-            host_line(e, "if (!(%s))", any.len ? any.data : "0");
-            host_line(e, "    return FUSERT_SUCCESS; /* every output is empty */");
+            emit_line(e, "if (!(%s))", any.len ? any.data : "0");
+            emit_line(e, "    return FUSERT_SUCCESS; /* every output is empty */");
         }
         buf_free(&any);
     }
-    host_line(e, "need = %s_layout(dims, off);", fi->name);
-    host_line(e, "if (need == SIZE_MAX)");
-    host_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
-    host_line(e, "                            \"%s: the dims are too large: intermediates overflow size_t\");",
+    emit_line(e, "need = %s_layout(dims, off);", fi->name);
+    emit_line(e, "if (need == SIZE_MAX)");
+    emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
+    emit_line(e, "                            \"%s: the dims are too large: intermediates overflow size_t\");",
               f->name);
-    host_open(e, "if (ws) {");
-    host_line(e, "if (need > 0 && !workspace)");
-    host_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER,");
-    host_line(e, "                            \"%s_ws: workspace is NULL but %%zu bytes are needed\", need);",
+    emit_open(e, "%s", "if (ws) {");
+    emit_line(e, "if (need > 0 && !workspace)");
+    emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER,");
+    emit_line(e, "                            \"%s_ws: workspace is NULL but %%zu bytes are needed\", need);",
               f->name);
-    host_line(e, "if (workspace_bytes < need)");
-    host_line(e, "    return fusert_set_error(FUSERT_ERROR_WORKSPACE_TOO_SMALL,");
-    host_line(e, "                            \"%s_ws: workspace of %%zu bytes is too small: %%zu bytes \"", f->name);
-    host_line(e, "                            \"needed (%s_workspace_size)\", workspace_bytes, need);", f->name);
-    host_line(e, "if (need > 0 && ((uintptr_t)workspace %% %d) != 0)", HOST_ALIGN);
-    host_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
-    host_line(e, "                            \"%s_ws: workspace must be %d-byte aligned\");", f->name, HOST_ALIGN);
-    host_line(e, "block = need > 0 ? workspace : NULL;");
+    emit_line(e, "if (workspace_bytes < need)");
+    emit_line(e, "    return fusert_set_error(FUSERT_ERROR_WORKSPACE_TOO_SMALL,");
+    emit_line(e, "                            \"%s_ws: workspace of %%zu bytes is too small: %%zu bytes \"", f->name);
+    emit_line(e, "                            \"needed (%s_workspace_size)\", workspace_bytes, need);", f->name);
+    emit_line(e, "if (need > 0 && ((uintptr_t)workspace %% %d) != 0)", HOST_ALIGN);
+    emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
+    emit_line(e, "                            \"%s_ws: workspace must be %d-byte aligned\");", f->name, HOST_ALIGN);
+    emit_line(e, "block = need > 0 ? workspace : NULL;");
     e->indent--;
     /* Without a workspace the block is the runtime's region of the stream,
      * which a call reuses, so it allocates nothing once its stream has
      * served a call as large; only where there is none (a stream being
      * captured, an old driver) does it allocate and free its own. */
-    host_open(e, "} else if (need > 0) {");
-    host_line(e, "st = fusert_stream_scratch(stream, need, &block);");
-    host_line(e, "if (st == FUSERT_SUCCESS && !block) {");
-    host_line(e, "    st = fusec_alloc(\"%s\", &block, need, stream);", f->name);
-    host_line(e, "    owned = st == FUSERT_SUCCESS;");
-    host_line(e, "}");
-    host_line(e, "if (st != FUSERT_SUCCESS)");
-    host_line(e, "    return st;");
-    host_close(e, "}");
+    emit_open(e, "%s", "} else if (need > 0) {");
+    emit_line(e, "st = fusert_stream_scratch(stream, need, &block);");
+    emit_line(e, "if (st == FUSERT_SUCCESS && !block) {");
+    emit_line(e, "    st = fusec_alloc(\"%s\", &block, need, stream);", f->name);
+    emit_line(e, "    owned = st == FUSERT_SUCCESS;");
+    emit_line(e, "}");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
+    emit_close(e, "%s", "}");
     /* The counters and atomic accumulators of the reduce kernels must be
      * all zero when each starts, and each leaves them so: all of them use
      * the runtime's zeroed scratch of the stream, with no memset.  Where
@@ -758,27 +757,27 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     if (nred > 0) {
         for (int k = 0; k < p->nkernels; k++)
             if (p->kernels[k].kind == KK_REDUCE) {
-                host_line(e, "if (%s_scratch_zero_bytes(dims) > zero_need)", p->kernels[k].name);
-                host_line(e, "    zero_need = %s_scratch_zero_bytes(dims);", p->kernels[k].name);
+                emit_line(e, "if (%s_scratch_zero_bytes(dims) > zero_need)", p->kernels[k].name);
+                emit_line(e, "    zero_need = %s_scratch_zero_bytes(dims);", p->kernels[k].name);
             }
-        host_line(e, "if (zero_need > 0)");
-        host_line(e, "    st = fusert_zeroed_scratch(stream, zero_need, &zs);");
-        host_open(e, "if (st == FUSERT_SUCCESS && !zs) {");
-        host_line(e, "zero_end = off[%d];", fi->ninter);
+        emit_line(e, "if (zero_need > 0)");
+        emit_line(e, "    st = fusert_zeroed_scratch(stream, zero_need, &zs);");
+        emit_open(e, "%s", "if (st == FUSERT_SUCCESS && !zs) {");
+        emit_line(e, "zero_end = off[%d];", fi->ninter);
         for (int k = 0; k < p->nkernels; k++)
             if (p->kernels[k].kind == KK_REDUCE) {
-                host_line(e, "if (%s_scratch_zero_bytes(dims) > 0)", p->kernels[k].name);
-                host_line(e, "    zero_end = off[%d] + %s_scratch_zero_bytes(dims);", fi->ninter + 1 + k,
+                emit_line(e, "if (%s_scratch_zero_bytes(dims) > 0)", p->kernels[k].name);
+                emit_line(e, "    zero_end = off[%d] + %s_scratch_zero_bytes(dims);", fi->ninter + 1 + k,
                           p->kernels[k].name);
             }
-        host_line(e, "if (zero_end > off[%d])", fi->ninter);
-        host_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
+        emit_line(e, "if (zero_end > off[%d])", fi->ninter);
+        emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
                   f->name, fi->ninter, fi->ninter);
-        host_close(e, "}");
+        emit_close(e, "%s", "}");
     }
     if (p->nkernels > 0) {
-        host_line(e, "if (st == FUSERT_SUCCESS)");
-        host_line(e, "    st = fusec_sm_count(\"%s\", &sm);", f->name);
+        emit_line(e, "if (st == FUSERT_SUCCESS)");
+        emit_line(e, "    st = fusec_sm_count(\"%s\", &sm);", f->name);
     }
     for (int k = 0; k < p->nkernels; k++) {
         const Kernel *kn = &p->kernels[k];
@@ -803,7 +802,7 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
         int line = 0, col;
         if (kn->loc.file >= 0)
             diag_line_col(kn->loc.file, kn->loc.begin, &line, &col);
-        host_line(e, "%s", "");
+        emit_line(e, "%s", "");
         Buf what = {0};
         for (int i = 0; i < kn->ninputs; i++) {
             buf_puts(&what, i ? ", " : "; reads ");
@@ -817,37 +816,37 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
                 value_name(&what, fi, kn->outputs[i]);
         }
         if (line)
-            host_line(e, "/* kernel %d: %s (%s:%d)%.*s */", k, kn->name, fi->file, line, (int)what.len,
+            emit_line(e, "/* kernel %d: %s (%s:%d)%.*s */", k, kn->name, fi->file, line, (int)what.len,
                       what.data ? what.data : "");
         else
-            host_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
+            emit_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
         buf_free(&what);
         if (!cond)
-            host_open(e, "if (st == FUSERT_SUCCESS) {");
+            emit_open(e, "%s", "if (st == FUSERT_SUCCESS) {");
         else if (strcmp(cond, "0") == 0)
-            host_open(e, "if (0) { /* every output is empty */");
+            emit_open(e, "%s", "if (0) { /* every output is empty */");
         else if (!strstr(cond, " || ")) /* one alternative: its own parens do */
-            host_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && %s) {", cond));
+            emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && %s) {", cond));
         else
-            host_open(e, arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
-        host_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
+            emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
+        emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
         if (kn->kind == KK_REDUCE) {
-            host_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
+            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
                       fi->ninter + 1 + k);
-            host_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
+            emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
         } else
-            host_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
+            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
                       kn->name, fi->ninter + 1 + k);
-        host_close(e, "}");
+        emit_close(e, "%s", "}");
         buf_free(&list);
     }
-    host_open(e, "if (owned) {");
-    host_line(e, "fusert_status st2 = fusec_free(\"%s\", block, stream);", f->name);
-    host_line(e, "if (st == FUSERT_SUCCESS)");
-    host_line(e, "    st = st2;");
-    host_close(e, "}");
-    host_line(e, "return st;");
-    host_close(e, "}");
+    emit_open(e, "%s", "if (owned) {");
+    emit_line(e, "fusert_status st2 = fusec_free(\"%s\", block, stream);", f->name);
+    emit_line(e, "if (st == FUSERT_SUCCESS)");
+    emit_line(e, "    st = st2;");
+    emit_close(e, "%s", "}");
+    emit_line(e, "return st;");
+    emit_close(e, "%s", "}");
 }
 
 /* The arrays the typed entries hand to NAME_run. */
@@ -860,12 +859,12 @@ static void emit_pack(Emitter *e, const FnInfo *fi)
             buf_printf(&b, "%s(void *)%s", b.len ? ", " : "", fi->pname[i]);
     for (int i = 0; i < f->nresults; i++)
         buf_printf(&b, "%s(void *)%s", b.len ? ", " : "", fi->rname[i]);
-    host_line(e, "void *const bufs[] = {%s};", b.len ? b.data : "NULL");
+    emit_line(e, "void *const bufs[] = {%s};", b.len ? b.data : "NULL");
     b.len = 0;
     for (int i = 0; i < f->nparams; i++)
         buf_printf(&b, "%s%s%s", i ? ", " : "", f->params[i].is_tensor ? "0" : "(double)",
                    f->params[i].is_tensor ? "" : fi->pname[i]);
-    host_line(e, "const double scalars[] = {%s};", b.len ? b.data : "0");
+    emit_line(e, "const double scalars[] = {%s};", b.len ? b.data : "0");
     b.len = 0;
     for (int i = 0; i < f->nsyms; i++) {
         if (host_sym_is_static(f, i))
@@ -873,7 +872,7 @@ static void emit_pack(Emitter *e, const FnInfo *fi)
         else
             buf_printf(&b, "%s%s", i ? ", " : "", fi->dname[i]);
     }
-    host_line(e, "const int64_t dims[] = {%s};", b.len ? b.data : "0");
+    emit_line(e, "const int64_t dims[] = {%s};", b.len ? b.data : "0");
     buf_free(&b);
 }
 
@@ -886,23 +885,23 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
     const Plan *p = fi->plan;
     const char *tp = host_typed_params(a, fi);
     const char *sep = *tp ? ", " : "";
-    host_line(e, "%s", "");
+    emit_line(e, "%s", "");
     host_wrapped(e, arena_printf(a, "fusert_status %s(%s%sfusert_stream stream)", fi->name, tp, sep));
-    host_open(e, "{");
+    emit_open(e, "%s", "{");
     emit_pack(e, fi);
-    host_line(e, "return %s_run(bufs, scalars, dims, 0, NULL, 0, stream);", fi->name);
-    host_close(e, "}");
-    host_line(e, "%s", "");
+    emit_line(e, "return %s_run(bufs, scalars, dims, 0, NULL, 0, stream);", fi->name);
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
     host_wrapped(e, arena_printf(a, "fusert_status %s_ws(%s%svoid *workspace, size_t workspace_bytes, "
                                     "fusert_stream stream)",
                                  fi->name, tp, sep));
-    host_open(e, "{");
+    emit_open(e, "%s", "{");
     emit_pack(e, fi);
-    host_line(e, "return %s_run(bufs, scalars, dims, 1, workspace, workspace_bytes, stream);", fi->name);
-    host_close(e, "}");
-    host_line(e, "%s", "");
+    emit_line(e, "return %s_run(bufs, scalars, dims, 1, workspace, workspace_bytes, stream);", fi->name);
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
     host_wrapped(e, arena_printf(a, "size_t %s_workspace_size(%s)", fi->name, host_dim_params(a, fi, 0)));
-    host_open(e, "{");
+    emit_open(e, "%s", "{");
     Buf b = {0};
     int ndyn = 0;
     for (int i = 0; i < f->nsyms; i++) {
@@ -913,50 +912,50 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
             ndyn++;
         }
     }
-    host_line(e, "const int64_t dims[] = {%s};", b.len ? b.data : "0");
-    host_line(e, "size_t off[%d];", fi->ninter + 2 + p->nkernels);
+    emit_line(e, "const int64_t dims[] = {%s};", b.len ? b.data : "0");
+    emit_line(e, "size_t off[%d];", fi->ninter + 2 + p->nkernels);
     for (int i = 0; i < f->nsyms; i++)
         if (!host_sym_is_static(f, i)) {
-            host_line(e, "if (%s < 0)", fi->dname[i]);
-            host_line(e, "    return SIZE_MAX;");
+            emit_line(e, "if (%s < 0)", fi->dname[i]);
+            emit_line(e, "    return SIZE_MAX;");
         }
-    host_line(e, "return %s_layout(dims, off);", fi->name);
-    host_close(e, "}");
+    emit_line(e, "return %s_layout(dims, off);", fi->name);
+    emit_close(e, "%s", "}");
     (void)ndyn;
 
     /* _packed: check the arrays and the static dims, call NAME_run */
-    host_line(e, "%s", "");
-    host_open(e, arena_printf(a, "fusert_status %s_packed(void *const *buffers, const double *scalars,\n"
+    emit_line(e, "%s", "");
+    emit_open(e, "%s", arena_printf(a, "fusert_status %s_packed(void *const *buffers, const double *scalars,\n"
                                  "        const int64_t *dims, fusert_stream stream)\n{",
                               fi->name));
-    host_line(e, "(void)scalars;");
-    host_line(e, "(void)dims;");
+    emit_line(e, "(void)scalars;");
+    emit_line(e, "(void)dims;");
     if (fi->ntensors + f->nresults > 0) {
-        host_line(e, "if (!buffers)");
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: buffers is NULL\");",
+        emit_line(e, "if (!buffers)");
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: buffers is NULL\");",
                   f->name);
     } else {
-        host_line(e, "(void)buffers;");
+        emit_line(e, "(void)buffers;");
     }
     if (fi->nscalars > 0) {
-        host_line(e, "if (!scalars)");
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: scalars is NULL\");",
+        emit_line(e, "if (!scalars)");
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: scalars is NULL\");",
                   f->name);
     }
     if (f->nsyms > 0) {
-        host_line(e, "if (!dims)");
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: dims is NULL\");",
+        emit_line(e, "if (!dims)");
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_NULL_POINTER, \"%s_packed: dims is NULL\");",
                   f->name);
     }
     for (int i = 0; i < f->nsyms; i++) {
         if (!host_sym_is_static(f, i))
             continue;
         long long v = (long long)f->sym_static[i];
-        host_line(e, "if (dims[%d] != %lld)", i, v);
-        host_line(e, "    return fusert_set_error(FUSERT_ERROR_SHAPE_MISMATCH,");
-        host_line(e, "                            \"%s: dim %s must be %lld (compiled with -D %s=%lld), got %%lld\",",
+        emit_line(e, "if (dims[%d] != %lld)", i, v);
+        emit_line(e, "    return fusert_set_error(FUSERT_ERROR_SHAPE_MISMATCH,");
+        emit_line(e, "                            \"%s: dim %s must be %lld (compiled with -D %s=%lld), got %%lld\",",
                   f->name, f->syms[i], v, f->syms[i], v);
-        host_line(e, "                            (long long)dims[%d]);", i);
+        emit_line(e, "                            (long long)dims[%d]);", i);
     }
     /* straight to NAME_run, not through the exported NAME: one packing, and
      * no call that another library's symbol of the same name could take
@@ -975,17 +974,17 @@ static void emit_entries(Emitter *e, Arena *a, const FnInfo *fi)
         else
             buf_printf(&b, "(double)(%s)scalars[%d]", host_scalar_ctype(pa->dtype), si++);
     }
-    host_line(e, "const double sc[] = {%s};", b.len ? b.data : "0");
+    emit_line(e, "const double sc[] = {%s};", b.len ? b.data : "0");
     if (f->nsyms == 0)
-        host_line(e, "static const int64_t no_dims[1] = {0};");
-    host_line(e, "return %s_run(buffers, sc, %s, 0, NULL, 0, stream);", fi->name,
+        emit_line(e, "static const int64_t no_dims[1] = {0};");
+    emit_line(e, "return %s_run(buffers, sc, %s, 0, NULL, 0, stream);", fi->name,
               f->nsyms ? "dims" : "no_dims");
     buf_free(&b);
-    host_close(e, "}");
-    host_line(e, "%s", "");
-    host_open(e, arena_printf(a, "int %s_kernel_count(void)\n{", fi->name));
-    host_line(e, "return %d;", p->nkernels);
-    host_close(e, "}");
+    emit_close(e, "%s", "}");
+    emit_line(e, "%s", "");
+    emit_open(e, "%s", arena_printf(a, "int %s_kernel_count(void)\n{", fi->name));
+    emit_line(e, "return %d;", p->nkernels);
+    emit_close(e, "%s", "}");
 }
 
 /* ---- the source ------------------------------------------------------------------- */
@@ -1010,58 +1009,58 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
     const char *src = host_base_name(o->source_name ? o->source_name : o->module);
     int cuda = o->target == TARGET_CUDA;
 
-    host_line(&e, "/* %s.%s -- generated by fusec %s from %s; do not edit.", o->module, cuda ? "cu" : "c",
+    emit_line(&e, "/* %s.%s -- generated by fusec %s from %s; do not edit.", o->module, cuda ? "cu" : "c",
               FUSEC_VERSION, src);
     if (cuda) {
-        host_line(&e, " * Target cuda: compile with nvcc (-I for fusert.h) and link with libfusert");
-        host_line(&e, " * (used only for fusert_set_error and fusert_last_error). */");
+        emit_line(&e, " * Target cuda: compile with nvcc (-I for fusert.h) and link with libfusert");
+        emit_line(&e, " * (used only for fusert_set_error and fusert_last_error). */");
     } else {
-        host_line(&e, " * Target nvrtc: plain C11; the kernels are compiled at run time by fusert");
-        host_line(&e, " * (NVRTC, cached on disk).  Compile with -I for fusert.h, link with");
-        host_line(&e, " * libfusert. */");
+        emit_line(&e, " * Target nvrtc: plain C11; the kernels are compiled at run time by fusert");
+        emit_line(&e, " * (NVRTC, cached on disk).  Compile with -I for fusert.h, link with");
+        emit_line(&e, " * libfusert. */");
     }
-    host_line(&e, "#include \"%s\"", o->header_name);
+    emit_line(&e, "#include \"%s\"", o->header_name);
     if (cuda) {
-        host_line(&e, "#include <cuda_runtime.h>");
-        host_line(&e, "#include <atomic>");
+        emit_line(&e, "#include <cuda_runtime.h>");
+        emit_line(&e, "#include <atomic>");
     }
-    host_line(&e, "#include <stddef.h>");
-    host_line(&e, "#include <stdint.h>");
-    host_line(&e, "%s", "");
+    emit_line(&e, "#include <stddef.h>");
+    emit_line(&e, "#include <stdint.h>");
+    emit_line(&e, "%s", "");
     if (cuda) {
-        host_line(&e, "/* ==== kernels ==== */");
-        host_line(&e, "/* Not every module uses every helper of the kernel preamble: no warning");
-        host_line(&e, " * #177 (declared but never referenced) for the kernels' part. */");
-        host_line(&e, "#if defined(__NVCC__)");
-        host_line(&e, "#pragma nv_diag_suppress 177");
-        host_line(&e, "#endif");
+        emit_line(&e, "/* ==== kernels ==== */");
+        emit_line(&e, "/* Not every module uses every helper of the kernel preamble: no warning");
+        emit_line(&e, " * #177 (declared but never referenced) for the kernels' part. */");
+        emit_line(&e, "#if defined(__NVCC__)");
+        emit_line(&e, "#pragma nv_diag_suppress 177");
+        emit_line(&e, "#endif");
         buf_write(out, kernels.data ? kernels.data : "", kernels.len);
         if (kernels.len && kernels.data[kernels.len - 1] != '\n')
             buf_putc(out, '\n');
-        host_line(&e, "#if defined(__NVCC__)");
-        host_line(&e, "#pragma nv_diag_default 177");
-        host_line(&e, "#endif");
-        host_line(&e, "%s", "");
+        emit_line(&e, "#if defined(__NVCC__)");
+        emit_line(&e, "#pragma nv_diag_default 177");
+        emit_line(&e, "#endif");
+        emit_line(&e, "%s", "");
         emit_cuda_support(&e, &a, names.data, o->module);
     } else {
-        host_line(&e, "static const char fusec_module_name[] = \"%s\";", o->module);
-        host_line(&e, "%s", "");
-        host_line(&e, "/* ==== kernels: CUDA source for NVRTC ==== */");
-        host_line(&e, "#if defined(__GNUC__)");
-        host_line(&e, "#pragma GCC diagnostic push");
-        host_line(&e, "#pragma GCC diagnostic ignored \"-Woverlength-strings\"");
-        host_line(&e, "#endif");
-        host_line(&e, "static const char fusec_source[] =");
+        emit_line(&e, "static const char fusec_module_name[] = \"%s\";", o->module);
+        emit_line(&e, "%s", "");
+        emit_line(&e, "/* ==== kernels: CUDA source for NVRTC ==== */");
+        emit_line(&e, "#if defined(__GNUC__)");
+        emit_line(&e, "#pragma GCC diagnostic push");
+        emit_line(&e, "#pragma GCC diagnostic ignored \"-Woverlength-strings\"");
+        emit_line(&e, "#endif");
+        emit_line(&e, "static const char fusec_source[] =");
         put_c_string(out, kernels.data ? kernels.data : "", kernels.len);
-        host_line(&e, "    ;");
-        host_line(&e, "#if defined(__GNUC__)");
-        host_line(&e, "#pragma GCC diagnostic pop");
-        host_line(&e, "#endif");
-        host_line(&e, "%s", "");
+        emit_line(&e, "    ;");
+        emit_line(&e, "#if defined(__GNUC__)");
+        emit_line(&e, "#pragma GCC diagnostic pop");
+        emit_line(&e, "#endif");
+        emit_line(&e, "%s", "");
         emit_nvrtc_support(&e, &a, names.data, o->fast_math);
     }
-    host_line(&e, "%s", "");
-    host_line(&e, "/* ==== launch stubs ==== */");
+    emit_line(&e, "%s", "");
+    emit_line(&e, "/* ==== launch stubs ==== */");
     buf_write(out, stubs.data ? stubs.data : "", stubs.len);
     if (stubs.len && stubs.data[stubs.len - 1] != '\n')
         buf_putc(out, '\n');
@@ -1069,23 +1068,23 @@ void emit_host_source(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
     for (int i = 0; i < nplans; i++) {
         FnInfo fi;
         host_fn_info(&a, plans[i], &fi);
-        host_line(&e, "%s", "");
+        emit_line(&e, "%s", "");
         if (fi.line)
-            host_line(&e, "/* ==== %s (%s:%d): %d kernel%s ==== */", fi.name, fi.file, fi.line,
+            emit_line(&e, "/* ==== %s (%s:%d): %d kernel%s ==== */", fi.name, fi.file, fi.line,
                       plans[i]->nkernels, plans[i]->nkernels == 1 ? "" : "s");
         else
-            host_line(&e, "/* ==== %s: %d kernel%s ==== */", fi.name, plans[i]->nkernels,
+            emit_line(&e, "/* ==== %s: %d kernel%s ==== */", fi.name, plans[i]->nkernels,
                       plans[i]->nkernels == 1 ? "" : "s");
-        host_line(&e, "/* %s */", host_signature(&a, fi.fn));
-        host_line(&e, "%s", "");
+        emit_line(&e, "/* %s */", host_signature(&a, fi.fn));
+        emit_line(&e, "%s", "");
         emit_layout(&e, &a, &fi);
-        host_line(&e, "%s", "");
+        emit_line(&e, "%s", "");
         emit_check(&e, &a, &fi);
-        host_line(&e, "%s", "");
+        emit_line(&e, "%s", "");
         emit_run(&e, &a, &fi);
         emit_entries(&e, &a, &fi);
     }
-    assert(e.indent == 0);
+    emit_done(&e);
     buf_free(&names);
     buf_free(&kernels);
     buf_free(&stubs);

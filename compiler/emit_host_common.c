@@ -1,5 +1,5 @@
 /* emit_host_common.c -- what the header writer (emit_header.c) and the
- * host entries (emit_host.c) share: the indented line writer, the C names of
+ * host entries (emit_host.c) share: the wrapped declaration line, the C names of
  * a fn's params, results and dims, and the C text of its types, values and
  * signatures.
  *
@@ -16,35 +16,6 @@
 
 /* ---- the emitter context ------------------------------------------------ */
 
-void host_line(Emitter *e, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        ICE("vsnprintf failed");
-    if (n > 0)
-        for (int i = 0; i < e->indent; i++)
-            buf_puts(e->out, "    ");
-    if ((size_t)n < sizeof small) {
-        buf_write(e->out, small, (size_t)n);
-    } else {
-        char *big = malloc((size_t)n + 1);
-        if (!big)
-            fatal_oom();
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        buf_write(e->out, big, (size_t)n);
-        free(big);
-    }
-    buf_putc(e->out, '\n');
-}
-
-/* A declaration at file level, broken after ", " so that no line passes
- * 100 columns; continuation lines are indented by 8. */
 void host_wrapped(Emitter *e, const char *text)
 {
     const char *p = text;
@@ -69,20 +40,6 @@ void host_wrapped(Emitter *e, const char *text)
 }
 
 /* "header {" and one level deeper; emit_close undoes it. */
-void host_open(Emitter *e, const char *text)
-{
-    host_line(e, "%s", text);
-    e->indent++;
-}
-
-void host_close(Emitter *e, const char *text)
-{
-    if (e->indent <= 0)
-        ICE("host_close without host_open");
-    e->indent--;
-    host_line(e, "%s", text);
-}
-
 /* ---- per-fn facts --------------------------------------------------------- */
 
 

@@ -1,26 +1,17 @@
 /* emit_host_common.h -- private to the host emitters (emit_header.c,
- * emit_host.c, emit_host_common.c): the indented line writer they print
- * with and the facts about one fn that both the header and the entry
- * functions are written from, so that the two agree on every name, C type
- * and signature. */
+ * emit_host.c, emit_host_common.c): the facts about one fn that both the
+ * header and the entry functions are written from, so that the two agree
+ * on every name, C type and signature. */
 #ifndef FUSEC_EMIT_HOST_COMMON_H
 #define FUSEC_EMIT_HOST_COMMON_H
 #include "emit.h"
+#include "emit_writer.h"
 
 /* ---- the emitter context ------------------------------------------------ */
+/* Lines go through emit_writer.h's Emitter, as the kernel source's do. */
 
-typedef struct Emitter {
-    Buf *out;
-    int indent;
-} Emitter;
-
-/* One line at the current indentation (none for an empty line). */
-void host_line(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A declaration at file level, broken after ", " to stay within 100 columns. */
 void host_wrapped(Emitter *e, const char *text);
-/* "header {" and one level deeper; host_close undoes it. */
-void host_open(Emitter *e, const char *text);
-void host_close(Emitter *e, const char *text);
 
 /* ---- per-fn facts --------------------------------------------------------- */
 
