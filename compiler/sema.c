@@ -947,16 +947,11 @@ static Val fold_literals(Sema *S, int op, Val a, Val b, Loc loc)
         }
         return val_int(r, loc);
     }
-    double x = a.f, y = b.f, r;
-    switch (op) {
-    case OP_ADD: r = x + y; break;
-    case OP_SUB: r = x - y; break;
-    case OP_MUL: r = x * y; break;
-    case OP_DIV: r = x / y; break;
-    case OP_MOD: r = fmod(x, y); break;
-    case OP_POW: r = pow(x, y); break;
-    default: unreachable();
-    }
+    /* floats: what the interpreter and constant folding compute (ops.c) */
+    const double args[2] = {a.f, b.f};
+    double r;
+    if (op_eval_scalar(op, DT_F64, DT_F64, args, &r) != OPEVAL_OK)
+        unreachable();
     return val_float(r, loc);
 }
 
