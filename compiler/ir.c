@@ -304,7 +304,7 @@ void ir_print_module(FILE *out, const IrModule *m)
 }
 
 /* ---- optimisation ------------------------------------------------------------
- * Three small passes over the node list, each O(n^2) at worst (a few
+ * Small passes over the node list, each O(n^2) at worst (a few
  * hundred nodes):
  *   fold: an elementwise node whose operands are all constants (so it is a
  *         scalar) becomes a constant, computed in double and rounded to its
@@ -312,6 +312,7 @@ void ir_print_module(FILE *out, const IrModule *m)
  *         square(x) and x ** -1 recip(x);
  *   cse:  a node equal to an earlier one (op, dtype, shape, operands with
  *         their bcast bits, attributes) is replaced by it;
+ *   share: std beside a var of the same operand and axes reads that var;
  *   dce:  nodes that no result depends on are dropped, except parameters
  *         (the host signature must not change). */
 
@@ -514,6 +515,37 @@ static void remove_dead(IrFunc *f, IrNode **repl)
     f->nnodes = w;
 }
 
+/* std(x) beside var(x) over the same axes becomes sqrt(var(x)), so one
+ * Welford state serves both; the value is the same bits (std's own final
+ * step is that square root).  Only f32 and f64: a 2-byte var is rounded
+ * before a square root could read it.  The var moves up to the std's place
+ * when it comes later: it reads only x, which precedes both. */
+static void share_var_std(IrFunc *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *s = f->nodes[i];
+        if (s->op != OP_STD || (s->dtype != DT_F32 && s->dtype != DT_F64))
+            continue;
+        for (int j = 0; j < f->nnodes; j++) {
+            IrNode *v = f->nodes[j];
+            if (v->op != OP_VAR || v->dtype != s->dtype || v->in[0].node != s->in[0].node ||
+                v->axes != s->axes || v->keepdims != s->keepdims)
+                continue;
+            if (j > i) {
+                memmove(&f->nodes[i + 1], &f->nodes[i], sizeof(IrNode *) * (size_t)(j - i));
+                f->nodes[i] = v;
+                ir_renumber(f);
+            }
+            s->op = OP_SQRT;
+            s->in[0].node = v;
+            s->in[0].bcast = 0;
+            s->axes = 0;
+            s->keepdims = 0;
+            break;
+        }
+    }
+}
+
 void ir_optimize(IrFunc *f)
 {
     ir_renumber(f);
@@ -523,6 +555,7 @@ void ir_optimize(IrFunc *f)
     fold_constants(f);
     strength_reduce(f);
     cse(f, repl);
+    share_var_std(f);
     remove_dead(f, repl);
     ir_renumber(f);
     ir_count_uses(f);

@@ -182,6 +182,10 @@ template <class T, int MAX> struct fz_argred {
     static __device__ __forceinline__ S ldcg(const S *p) { S s; s.v = *(const volatile T *)&p->v; s.i = *(const volatile long long *)&p->i; return s; }
     static __device__ __forceinline__ long long fin(S a, long long) { return a.i == FZ_LLMAX ? 0 : a.i; }
 };
+/* The mean's step of a Welford update divides as fz_fdiv does in float
+ * (2 ulp, a fraction of a rounded division's cost per element) and
+ * exactly in double. */
+static __device__ __forceinline__ double fz_fdiv(double a, double b) { return a / b; }
 /* var/std: Welford per thread, Chan's formula to combine (population) */
 template <class T> struct fz_mstate {
     T n, m, q;
@@ -193,7 +197,7 @@ template <class T, int STD> struct fz_var {
     {
         a.n += (T)1;
         T d = v - a.m;
-        a.m += d / a.n;
+        a.m += fz_fdiv(d, a.n);
         a.q += d * (v - a.m);
         return a;
     }
@@ -228,12 +232,17 @@ template <class T> struct fz_lsest {
 template <class T> struct fz_lse {
     typedef fz_lsest<T> S;
     static __device__ __forceinline__ S init() { S a; a.m = fz_lowest<T>(); a.s = 0; return a; }
+    /* one exp an element: e = exp(lo - hi) of the element and the running
+     * max; a new max rescales the sum by e.  Equal values (also two
+     * infinities) give 1; a NaN element makes m NaN, which comb keeps. */
     static __device__ __forceinline__ S upd(S a, T v, long long)
     {
-        S b;
-        b.m = v;
-        b.s = 1;
-        return comb(a, b);
+        const bool up = v > a.m;
+        const T lo = up ? a.m : v, hi = up ? v : a.m;
+        const T e = lo == hi ? (T)1 : exp(lo - hi);
+        a.s = up ? a.s * e + (T)1 : a.s + e;
+        a.m = (up || v != v) ? v : a.m;
+        return a;
     }
     static __device__ __forceinline__ S comb(S a, S b)
     {

@@ -73,7 +73,7 @@ static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
     if (*done)
         return;
     *done = 1;
-    int first = 1;
+    int first = 1, nshaped = 0;
     for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
         Access x;
         char p[32];
@@ -87,7 +87,10 @@ static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
             buf_printf(b, "    rwin = rwin && (uintptr_t)%s %% %d == 0 && (uintptr_t)%s / %d %% %d == rsh;\n", p,
                        sz, p, sz, vw);
         first = 0;
+        nshaped++;
     }
+    if (nshaped == 1)
+        buf_puts(b, "    (void)rsh; /* one row-shaped pointer: nothing to compare */\n");
 }
 
 /* The grid of the windowed looped kernels: a block a row, at most 32 a
@@ -454,8 +457,25 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             if (v[i].cl == 1)
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
         } else if (v[i].tpr == 32) {
-            buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
+            /* a warp a row: short rows, rows enough for 8 warps a
+             * multiprocessor; 16-byte loads where the rows are whole
+             * aligned vectors */
+            if (v[i].vw > 1) {
+                host_row_vec_check(c, b, i, v[i].vw);
+                buf_printf(b, "    if (%srvec%d && rlen <= FZK_RED_WARP_MAX && nrows >= (int64_t)sm_count * 8) {\n",
+                           cond, i);
+            } else
+                buf_printf(b, "    if (%srlen <= 1024 && nrows >= (int64_t)sm_count * 8) {\n", cond);
             buf_puts(b, "        blocks = (nrows + 3) / 4;\n");
+        } else if (v[i].sh && c->k->kind == KK_REDUCE) {
+            /* a reduction's block a row, windowed vectors: any row length
+             * and offset that every row-shaped pointer shares */
+            host_row_window_check(c, b, v[i].vw, &win_checked);
+            buf_printf(b, "    if (%srwin) {\n", cond);
+            host_row_wloop_grid(b, "        ");
+            host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "256");
+            buf_puts(b, "    }\n");
+            continue;
         } else if (v[i].sh) {
             /* the looped body with windowed vectors: rows at any
              * offset past the on-chip variants (host_row_wloop) */
@@ -476,6 +496,15 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
              * slower (65536, 1024 rows: 271, 279, 212 -> 335, 361, 236;
              * 40000: 284 -> 328 softmax), cause not isolated */
             host_row_vec_check(c, b, i, v[i].vw);
+            if (c->k->kind == KK_REDUCE) {
+                /* a reduction reads its row once: any row count (the
+                 * blocks loop over the rows) */
+                buf_printf(b, "    if (rvec%d) {\n", i);
+                host_row_wloop_grid(b, "        ");
+                host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", "256");
+                buf_puts(b, "    }\n");
+                continue;
+            }
             buf_printf(b, "    if (rvec%d && nrows <= (int64_t)sm_count * 4)\n", i);
             host_launch(b, "        ", base + i, &v[i], "(unsigned)nrows", "256");
             continue;
@@ -637,6 +666,11 @@ static void emit_launch_helpers(Buf *out)
              " * 100, only rows past L2) */\n"
              "#ifndef FZK_ROW_REV_PCT\n"
              "#define FZK_ROW_REV_PCT 40\n"
+             "#endif\n"
+             "/* FZK_RED_WARP_MAX: the longest row a reduction over aligned rows\n"
+             " * reads with a warp a row (longer rows take a block a row) */\n"
+             "#ifndef FZK_RED_WARP_MAX\n"
+             "#define FZK_RED_WARP_MAX 1024\n"
              "#endif\n"
              "/* The rows a windowed looped kernel has in flight: bps blocks a\n"
              " * multiprocessor (at least one; 0 where the runtime cannot say), at most\n"

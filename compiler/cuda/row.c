@@ -247,6 +247,15 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
         row_vec_stores(c, 0);
 }
 
+/* A reduction kernel's vector loop over its row (it writes no row, so
+ * nothing else keeps loads in flight): four iterations unrolled, whose
+ * loads the compiler issues ahead of their updates. */
+static void row_reduce_unroll(KCtx *c)
+{
+    if (c->k->kind == KK_REDUCE)
+        emit_line(&c->w, "#pragma unroll 4");
+}
+
 /* The windowed looped body's pass over the row, from its start or (rev)
  * from its end.  The lane's vectors start at rb = lane * V - sh + k * TPR
  * * V; only lane 0's first one can start before the row and only the last
@@ -282,6 +291,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
         emit_line(&c->w, "I rbn = (I)lane * V - sh;");
         emit_line(&c->w, "if (rbn < 0)");
         emit_line(&c->w, "    rbn += (I)TPR * V;");
+        row_reduce_unroll(c);
         emit_line(&c->w, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
     } else if (rev) {
         emit_line(&c->w, "const I rb0 = (I)lane * V - sh;");
@@ -299,6 +309,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
         row_partial_vec(c, "rbn", fn, ctx);
         emit_line(&c->w, "rbn += (I)TPR * V;");
         cu_close_scope(c);
+        row_reduce_unroll(c);
         emit_line(&c->w, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
     }
     cu_open_scope(c);
@@ -347,6 +358,7 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     } else if (c->loopwin)
         row_wloop_pass(c, fn, ctx, 0);
     else {
+        row_reduce_unroll(c);
         emit_line(&c->w, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
         cu_open_scope(c);
         row_vec_step(c, fn, ctx, c->loopvec, rc->final, 0);

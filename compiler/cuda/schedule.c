@@ -654,6 +654,21 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
     *np = n;
 }
 
+/* A reduction over plain rows (one kept and one reduced group: the row
+ * is contiguous) read as 16-byte vectors: a warp a row (_warpv, rows of
+ * whole aligned vectors) and a block a row at any offset (_blockw,
+ * windowed, one shift for every row-shaped pointer), int indices: 16
+ * bytes a lane in each load, where element loads keep 4 in flight. */
+static int reduce_rows_vec(KCtx *c)
+{
+    if (c->k->kind != KK_REDUCE || row_needs_div(c) || row_vec_width(c) <= 1)
+        return 0;
+    int cache = 0;
+    for (int a = 0; a < c->nacc; a++)
+        cache |= cu_acc_cached(c, &c->acc[a]);
+    return cache && row_windowable(c);
+}
+
 /* Row kernels (and reductions over rows or any axes): the on-chip
  * variants for the row length, then the looped and shared-memory ones. */
 static int plan_rows(KCtx *c, Variant *v)
@@ -689,7 +704,16 @@ static int plan_rows(KCtx *c, Variant *v)
     } else if (k->kind == KK_ROW && cache && rl < 0) {
         plan_symbolic_rows(c, v, &n, i64);
     } else if (k->kind == KK_REDUCE) {
+        if (reduce_rows_vec(c)) {
+            add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warpv");
+            v[n - 1].vw = row_vec_width(c);
+        }
         add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
+        if (reduce_rows_vec(c)) {
+            add_variant(k, v, &n, VK_ROW_L, 0, 256, 0, 256, "_blockw");
+            v[n - 1].vw = row_vec_width(c);
+            v[n - 1].sh = 1;
+        }
     }
     /* rows at any offset past the on-chip ones (and aligned ones whose
      * pointers are not): the looped body with windowed 16-byte
