@@ -632,7 +632,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 
 /* The host helpers every module's stubs share: magic numbers, the row,
  * column and full-reduction grid rules and the macros a build may set. */
-static void emit_launch_helpers(Buf *out)
+static void emit_launch_helpers(Buf *out, int any_mid)
 {
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
@@ -779,6 +779,16 @@ static void emit_launch_helpers(Buf *out)
              "        ns = R / 64;\n"
              "    return ns < 1 ? 1 : ns;\n"
              "}\n"
+             "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
+             " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
+             " * whole 256-byte pieces (the kernel's cnt_bytes, from its grid) */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_cnt_bytes(int64_t nO, int64_t nI)\n"
+             "{\n"
+             "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
+             "}\n");
+    /* the middle-axes scheme's split, in modules that have one */
+    if (any_mid)
+        buf_puts(out,
              "/* fzk_mid_nsplit: how many blocks a middle-axes reduction splits each\n"
              " * of its nK outputs over (R elements each, blocks of 256 threads): at\n"
              " * least four blocks a multiprocessor in all, so that few outputs still\n"
@@ -804,13 +814,6 @@ static void emit_launch_helpers(Buf *out)
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_mid_cnt_bytes(int64_t nK)\n"
              "{\n"
              "    return (nK * 4 + 255) / 256 * 256;\n"
-             "}\n"
-             "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
-             " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"
-             " * whole 256-byte pieces (the kernel's cnt_bytes, from its grid) */\n"
-             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_cnt_bytes(int64_t nO, int64_t nI)\n"
-             "{\n"
-             "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
              "}\n");
     buf_printf(out,
                "/* fzk_scalar_steps: the steps of each block's chunk in a vector full\n"
@@ -832,7 +835,10 @@ static void emit_launch_helpers(Buf *out)
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     const CudaModule *m = cu_module(plans, nplans, o);
-    emit_launch_helpers(out);
+    int any_mid = 0;
+    for (int i = 0; i < m->nkern; i++)
+        any_mid |= m->kern[i].mid;
+    emit_launch_helpers(out, any_mid);
     for (int i = 0; i < m->nkern; i++) {
         const Lowering *L = &m->kern[i];
         KCtx c;
