@@ -328,7 +328,8 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
     /* the 8-warp combine for states of one or two words without division;
      * Welford (var, std) and argmax states keep one warp: their combine
      * divides or compares indices, and ptxas spilled the 8-warp form */
-    int par = !c->atomic && cu_cols_small_states(reds, nreds);
+    int small = cu_cols_small_states(reds, nreds);
+    int par = !c->atomic;
     if (par) {
         /* 16-byte variants: all 8 warps read the partials, warp ty the
          * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states
@@ -336,8 +337,12 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
          * 142.8 us with this and the 4-row unroll, 150.7 with the unroll
          * alone, 161.8 with neither.  The element-wise variant (V == 1) keeps
          * one warp: in this form odd widths run slower (3001 columns: 40% of
-         * copy against 59%), cause not isolated. */
-        emit_line(&c->w, "if (V > 1) {");
+         * copy against 59%), cause not isolated.  Welford and arg states
+         * (V 1) take the 8 warps too, a split at a time: one warp folding
+         * every split's partial in turn, each fold waiting on its load and
+         * a division, kept the tile's last block running long after the
+         * others (up to 512 splits for at most 256 outputs) */
+        emit_line(&c->w, small ? "if (V > 1) {" : "{");
         cu_open_scope(c);
         for (int i = 0; i < nreds; i++) {
             int id = reds[i]->id;
@@ -345,7 +350,7 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "for (int j = 0; j < V; j++) {");
             emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
             emit_line(&c->w, "    if (active) {");
-            emit_line(&c->w, "        #pragma unroll 4");
+            emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
             emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
             emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
                       id, id, id, id, id);
@@ -355,26 +360,29 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
         }
         emit_cols_warp_combine(c, reds, nreds);
         cu_close_scope(c);
-        emit_line(&c->w, "else");
+        if (small)
+            emit_line(&c->w, "else");
     }
-    emit_line(&c->w, "if (ty == 0 && active) {");
-    cu_open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
-        if (c->atomic) {
-            emit_line(&c->w, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
-            emit_line(&c->w, "    acc%d[j] = 0; /* the identity, for the next call */", id);
-        } else {
-            emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
-            emit_line(&c->w, "    for (int z = 0; z < nsplit; z++)");
-            emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
-                      id, id, id, id, id);
+    if (!par || small) {
+        emit_line(&c->w, "if (ty == 0 && active) {");
+        cu_open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+            if (c->atomic) {
+                emit_line(&c->w, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+                emit_line(&c->w, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+            } else {
+                emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
+                emit_line(&c->w, "    for (int z = 0; z < nsplit; z++)");
+                emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                          id, id, id, id, id);
+            }
+            emit_line(&c->w, "}");
         }
-        emit_line(&c->w, "}");
+        cu_close_scope(c);
     }
-    cu_close_scope(c);
     emit_line(&c->w, "if (threadIdx.x == 0)");
     emit_line(&c->w, "    *cnt = 0u; /* ready for the next call */");
     cu_close_scope(c);
