@@ -35,6 +35,9 @@
  *             ticket) combines them in a fixed order.
  *             RL_COLS/RL_MIDDLE: threads own kept columns, rows split over
  *             blockIdx.z with a last-block-done combine per tile.
+ *             RL_MIDDLE over [outer, kept, inner] (reduced outer and inner):
+ *             a block an output and split, 16-byte reads along the inner
+ *             rows, a last-block-done combine per output (mid).
  *             --atomic-reduce (combine_of): both combine sum/mean/max/min
  *             partials with atomics into one word per result instead.
  *             RL_ROWS (and any other axis set): the row scheme below.
@@ -146,7 +149,7 @@ typedef struct KCtx {
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -184,6 +187,8 @@ struct Lowering {
     int wrap;            /* loop: rows that are not whole vectors take the
                           * wrapping vector body (_vw) */
     int wloop;           /* a windowed looped row variant, which takes wrev */
+    int mid;             /* the middle-axes scheme (cu_emit_mid_body): groups
+                          * [outer reduced, kept..., inner reduced] */
     /* row kernels: which bodies the variants instantiate */
     int cached;          /* the register-cached body (_rc_body) */
     int smem;            /* the shared-memory body (_rs_body) */
@@ -346,5 +351,6 @@ void cu_emit_row_body(KCtx *c, int cached);
 /* ---- reduce.c ------------------------------------------------------------ */
 void cu_emit_scalar_body(KCtx *c);
 void cu_emit_cols_body(KCtx *c);
+void cu_emit_mid_body(KCtx *c);
 
 #endif

@@ -49,6 +49,24 @@ static void host_cols_sizes(KCtx *c, Buf *b)
     }
 }
 
+/* nO, nK, nI of the middle-axes scheme (outer reduced, kept, inner
+ * reduced) as host expressions */
+static void host_mid_sizes(KCtx *c, Buf *b)
+{
+    const char *nm[3] = {"nO", "nK", "nI"};
+    for (int seg = 0; seg < 3; seg++) {
+        int lo = seg == 0 ? 0 : seg == 1 ? 1 : c->ng - 1, hi = seg == 0 ? 1 : seg == 1 ? c->ng - 1 : c->ng;
+        buf_printf(b, "    const int64_t %s = (int64_t)1", nm[seg]);
+        for (int g = lo; g < hi; g++) {
+            Buf s = {0};
+            cu_span_host(c, c->gfirst[g], c->glast[g], &s);
+            buf_printf(b, " * %s", s.data);
+            buf_free(&s);
+        }
+        buf_puts(b, ";\n");
+    }
+}
+
 /* Launcher: `int rvec<i>` says whether variant i's 16-byte row accesses
  * hold: rows of whole vw-element vectors, every row-shaped and per-column
  * input and every vector-stored output aligned. */
@@ -217,6 +235,17 @@ static void launch_scratch(KCtx *c, Buf *b)
                       "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, (nI + %d) / %d, FZK_MAX_SMS);\n"
                       "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (ns > 1 ? (int64_t)%d * ns * nO * nI : 0));\n",
                    32 * c->L->vw - 1, 32 * c->L->vw, nreds * cu_cols_slot(c));
+    } else if (c->L->mid) {
+        host_mid_sizes(c, b);
+        if (c->atomic)
+            buf_printf(b, "    /* output counters, then per reduction one atomic accumulator per output */\n"
+                          "    return (size_t)(fzk_mid_cnt_bytes(nK) + (int64_t)%d * nK);\n", nreds * 8);
+        else
+            /* the partials of the most splits any launch of these sizes makes */
+            buf_printf(b, "    /* output counters, then per reduction the partials of the most splits */\n"
+                          "    const int64_t ns = fzk_mid_nsplit(nK, nO * nI, FZK_MAX_SMS);\n"
+                          "    return (size_t)(fzk_mid_cnt_bytes(nK) + (ns > 1 ? (int64_t)%d * ns * nK : 0));\n",
+                       nreds * cu_cols_slot(c));
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
@@ -233,6 +262,11 @@ static void launch_scratch(KCtx *c, Buf *b)
         else if (cols) {
             host_cols_sizes(c, b);
             buf_puts(b, "    (void)R;\n    return (size_t)fzk_cols_cnt_bytes(nO, nI);\n");
+        } else if (c->L->mid && c->atomic)
+            buf_printf(b, "    return %s_scratch_bytes(dims);\n", k->name);
+        else if (c->L->mid) {
+            host_mid_sizes(c, b);
+            buf_puts(b, "    (void)nO;\n    (void)nI;\n    return (size_t)fzk_mid_cnt_bytes(nK);\n");
         } else
             buf_puts(b, "    return 0;\n");
         buf_puts(b, "}\n");
@@ -336,6 +370,44 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     }
     buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
                   "stream, args);\n", base + nv - 1, v[nv - 1].name);
+}
+
+/* Middle-axes reductions: a warp an output for many outputs of short
+ * reduced ranges (as the row scheme), else a block an output and split
+ * (fzk_mid_nsplit), with 16-byte loads where the inner rows are whole
+ * aligned vectors. */
+static void launch_mid(KCtx *c, const Variant *v, int nv, int base, Buf *b)
+{
+    const Kernel *k = c->k;
+    host_mid_sizes(c, b);
+    buf_puts(b, "    const int64_t rlen = nO * nI; /* elements an output reduces */\n"
+                "    if (nK == 0)\n        return FUSERT_SUCCESS;\n");
+    buf_printf(b, "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                  "\"%s: no scratch buffer\");\n", k->name);
+    /* v[0]: _warp, the row scheme's rule and grid (launch_rows) */
+    buf_puts(b, "    const int big = nK * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
+                " || nK >= (int64_t)2147483647 / 4;\n");
+    buf_puts(b, "    if (!big && rlen <= 1024 && nK >= (int64_t)sm_count * 8) {\n"
+                "        int64_t blocks = (nK + 3) / 4;\n"
+                "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
+    host_launch(b, "        ", base, &v[0], "(unsigned)blocks", "128");
+    buf_puts(b, "    }\n");
+    buf_puts(b, "    const int64_t ns = fzk_mid_nsplit(nK, rlen, sm_count);\n"
+                "    nsplit = (int)ns;\n"
+                "    const int64_t gx = nK < (int64_t)2147483647 ? nK : (int64_t)2147483647;\n");
+    int vw = v[1].vw;
+    if (nv > 2) {
+        buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
+                           vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_puts(b, "    if (vec)\n    ");
+        buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)gx, (unsigned)ns, 1, 256, 1, 1, 0, stream, args);\n",
+                   base + 1, v[1].name);
+    }
+    buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)gx, (unsigned)ns, 1, 256, 1, 1, 0, stream, args);\n",
+               base + nv - 1, v[nv - 1].name);
 }
 
 /* Full reductions: a chunk a block, the vector variant on aligned inputs. */
@@ -544,6 +616,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     const Kernel *k = c->k;
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c);
+    int mid = c->L->mid;
     launch_scratch(c, b);
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
@@ -556,12 +629,12 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     host_group_sizes(c, b);
     for (int g = 0; g < c->ng; g++)
         buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
-    if (scalar || cols) {
+    if (scalar || cols || mid) {
         buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
         buf_puts(b, "    unsigned char *zscr = (unsigned char *)zscratch;\n");
         buf_puts(&args, ", (void *)&scr, (void *)&zscr");
     }
-    if (cols) {
+    if (cols || mid) {
         buf_puts(b, "    int nsplit = 1;\n");
         buf_puts(&args, ", (void *)&nsplit");
     }
@@ -575,6 +648,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         launch_loop(c, v, nv, base, b);
     else if (cols)
         launch_cols(c, v, nv, base, b);
+    else if (mid)
+        launch_mid(c, v, nv, base, b);
     else if (scalar)
         launch_scalar(c, v, nv, base, b);
     else
@@ -586,7 +661,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 
 /* The host helpers every module's stubs share: magic numbers, the row,
  * column and full-reduction grid rules and the macros a build may set. */
-static void emit_launch_helpers(Buf *out)
+static void emit_launch_helpers(Buf *out, int any_mid)
 {
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
@@ -745,6 +820,35 @@ static void emit_launch_helpers(Buf *out)
              "{\n"
              "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
              "}\n");
+    /* the middle-axes scheme's split, in modules that have one */
+    if (any_mid)
+        buf_puts(out,
+             "/* fzk_mid_nsplit: how many blocks a middle-axes reduction splits each\n"
+             " * of its nK outputs over (R elements each, blocks of 256 threads): at\n"
+             " * least four blocks a multiprocessor in all, so that few outputs still\n"
+             " * keep every multiprocessor's loads in flight, with at least 4096\n"
+             " * elements (16 a thread) a split.  It grows with sm_count, so the\n"
+             " * scratch is sized with FZK_MAX_SMS. */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_mid_nsplit(int64_t nK, int64_t R, int64_t sm_count)\n"
+             "{\n"
+             "    if (nK < 1)\n"
+             "        return 1;\n"
+             "    if (sm_count > FZK_MAX_SMS)\n"
+             "        sm_count = FZK_MAX_SMS;\n"
+             "    int64_t ns = (sm_count * 4 + nK - 1) / nK;\n"
+             "    if (ns > R / 4096)\n"
+             "        ns = R / 4096;\n"
+             "    if (ns > 65535)\n"
+             "        ns = 65535;\n"
+             "    return ns < 1 ? 1 : ns;\n"
+             "}\n"
+             "/* fzk_mid_cnt_bytes: the output counters at the start of a middle-axes\n"
+             " * reduction's scratch, one per output, in whole 256-byte pieces (the\n"
+             " * kernel's cnt_bytes) */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_mid_cnt_bytes(int64_t nK)\n"
+             "{\n"
+             "    return (nK * 4 + 255) / 256 * 256;\n"
+             "}\n");
     buf_printf(out,
                "/* fzk_scalar_steps: the steps of each block's chunk in a vector full\n"
                " * reduction of `steps` steps: at most %d chunks, and below that chunks of\n"
@@ -765,7 +869,10 @@ static void emit_launch_helpers(Buf *out)
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     const CudaModule *m = cu_module(plans, nplans, o);
-    emit_launch_helpers(out);
+    int any_mid = 0;
+    for (int i = 0; i < m->nkern; i++)
+        any_mid |= m->kern[i].mid;
+    emit_launch_helpers(out, any_mid);
     for (int i = 0; i < m->nkern; i++) {
         const Lowering *L = &m->kern[i];
         KCtx c;

@@ -28,10 +28,14 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
 {
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
-    int cols = cu_is_cols_scheme(c);
+    int cols = cu_is_cols_scheme(c) || c->L->mid;
     cu_body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
                                  : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
     cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
+    /* the middle-axes kernels' `_warp` takes their arguments, its row body
+     * not the scratch */
+    Buf asr = {0};
+    cu_body_args(c, &asr, NULL);
     /* the windowed looped kernels take one more: wrev (cu_emit_row_body) */
     Buf psw = {0}, asw = {0};
     cu_body_params(c, &psw, ", int wrev");
@@ -90,10 +94,11 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
                 emit_line(&c->w, "    %s_%s_body<%s, %d, %d, %d>(%s);", c->k->name, v[i].sh ? "rlw" : "rlv", I, v[i].tpr,
                           v[i].bs, v[i].vw, wl ? asw.data : as.data);
             else
-                emit_line(&c->w, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, as.data);
+                emit_line(&c->w, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, asr.data);
             break;
         case VK_SCALAR: emit_line(&c->w, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
         case VK_COLS: emit_line(&c->w, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
+        case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         }
         emit_line(&c->w, "}");
         if (guard)
@@ -101,6 +106,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     }
     buf_free(&ps);
     buf_free(&as);
+    buf_free(&asr);
     buf_free(&psw);
     buf_free(&asw);
 }
@@ -171,6 +177,8 @@ static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *
         cu_emit_scalar_body(&c);
     else
         emit_row_bodies(&c, dyn_smem);
+    if (L->mid)
+        cu_emit_mid_body(&c);
     emit_wrappers(&c, L->v, L->nv, L->kindex);
     cu_kctx_end(&c);
 }

@@ -328,7 +328,8 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
     /* the 8-warp combine for states of one or two words without division;
      * Welford (var, std) and argmax states keep one warp: their combine
      * divides or compares indices, and ptxas spilled the 8-warp form */
-    int par = !c->atomic && cu_cols_small_states(reds, nreds);
+    int small = cu_cols_small_states(reds, nreds);
+    int par = !c->atomic;
     if (par) {
         /* 16-byte variants: all 8 warps read the partials, warp ty the
          * splits ty, ty + 8, ..., 4 loads in flight each; then the 8 states
@@ -336,8 +337,12 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
          * 142.8 us with this and the 4-row unroll, 150.7 with the unroll
          * alone, 161.8 with neither.  The element-wise variant (V == 1) keeps
          * one warp: in this form odd widths run slower (3001 columns: 40% of
-         * copy against 59%), cause not isolated. */
-        emit_line(&c->w, "if (V > 1) {");
+         * copy against 59%), cause not isolated.  Welford and arg states
+         * (V 1) take the 8 warps too, a split at a time: one warp folding
+         * every split's partial in turn, each fold waiting on its load and
+         * a division, kept the tile's last block running long after the
+         * others (up to 512 splits for at most 256 outputs) */
+        emit_line(&c->w, small ? "if (V > 1) {" : "{");
         cu_open_scope(c);
         for (int i = 0; i < nreds; i++) {
             int id = reds[i]->id;
@@ -345,7 +350,7 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "for (int j = 0; j < V; j++) {");
             emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
             emit_line(&c->w, "    if (active) {");
-            emit_line(&c->w, "        #pragma unroll 4");
+            emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
             emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
             emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
                       id, id, id, id, id);
@@ -355,26 +360,29 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
         }
         emit_cols_warp_combine(c, reds, nreds);
         cu_close_scope(c);
-        emit_line(&c->w, "else");
+        if (small)
+            emit_line(&c->w, "else");
     }
-    emit_line(&c->w, "if (ty == 0 && active) {");
-    cu_open_scope(c);
-    for (int i = 0; i < nreds; i++) {
-        int id = reds[i]->id;
-        emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
-        if (c->atomic) {
-            emit_line(&c->w, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
-            emit_line(&c->w, "    acc%d[j] = 0; /* the identity, for the next call */", id);
-        } else {
-            emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
-            emit_line(&c->w, "    for (int z = 0; z < nsplit; z++)");
-            emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
-                      id, id, id, id, id);
+    if (!par || small) {
+        emit_line(&c->w, "if (ty == 0 && active) {");
+        cu_open_scope(c);
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+            if (c->atomic) {
+                emit_line(&c->w, "    a%d[j] = A%d::get(acc%d + j);", id, id, id);
+                emit_line(&c->w, "    acc%d[j] = 0; /* the identity, for the next call */", id);
+            } else {
+                emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
+                emit_line(&c->w, "    for (int z = 0; z < nsplit; z++)");
+                emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                          id, id, id, id, id);
+            }
+            emit_line(&c->w, "}");
         }
-        emit_line(&c->w, "}");
+        cu_close_scope(c);
     }
-    cu_close_scope(c);
     emit_line(&c->w, "if (threadIdx.x == 0)");
     emit_line(&c->w, "    *cnt = 0u; /* ready for the next call */");
     cu_close_scope(c);
@@ -481,6 +489,183 @@ void cu_emit_cols_body(KCtx *c)
     cu_close_scope(c);
     cu_close_scope(c);
     emit_line(&c->w, "__syncthreads(); /* sh is reused by the next outer index */");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&ps);
+}
+
+/* The middle-axes reduction (is_mid_scheme, schedule.c): groups [outer
+ * reduced, kept..., inner reduced] with the inner one contiguous, as a
+ * BatchNorm's statistics over (N, H, W) of [N, C, H, W].  A block takes
+ * one output (blockIdx.x over the kept points) and one of nsplit
+ * contiguous pieces of its reduced range (blockIdx.y): the range is nO
+ * rows of nI contiguous elements, walked in V-element steps (16-byte
+ * loads where the launcher found whole aligned vectors, else V 1), each
+ * thread a step of BS apart.  A step's row and column advance by a
+ * quotient and remainder taken once, so no element divides its index.
+ * The block's states reduce in shared memory; with nsplit > 1 each block
+ * writes its partial, and the output's last block (ticket of a counter
+ * per output, which it puts back to 0) combines them in split order, or
+ * with --atomic-reduce reads the accumulator its blocks added into. */
+void cu_emit_mid_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    const int L = c->ng - 1;
+    int kg[IR_MAX_RANK] = {0}, nk = 0;
+    for (int g = 1; g < L; g++)
+        kg[nk++] = g;
+    Buf ps = {0};
+    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
+    cu_reset_point(c);
+    emit_line(&c->w, "template <class I, int V>");
+    emit_line(&c->w, "static __device__ __forceinline__ void %s_mid_body(%s)", k->name, ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    emit_line(&c->w, "enum { BS = 256 };");
+    cu_emit_group_sizes(c);
+    Buf b = {0};
+    buf_puts(&b, "(I)1");
+    for (int i = 0; i < nk; i++)
+        buf_printf(&b, " * gs%d", kg[i]);
+    emit_line(&c->w, "const I nO = gs0; /* outer reduced: rows */");
+    emit_line(&c->w, "const I nK = %s; /* kept: the outputs */", b.data);
+    emit_line(&c->w, "const I nI = gs%d; /* inner reduced: a row's contiguous elements */", L);
+    buf_free(&b);
+    const IrNode *reds[64];
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            cu_red_type(v, &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                cu_atomic_type(v, &t);
+                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
+            }
+            buf_free(&t);
+        }
+    emit_line(&c->w, "__shared__ int fz_last;");
+    emit_line(&c->w, "/* this split's steps [u0, u1) of the nO rows of nIv vectors */");
+    emit_line(&c->w, "const I nIv = nI / V;");
+    emit_line(&c->w, "const I nu = nO * nIv;");
+    emit_line(&c->w, "const I chunk = (nu + nsplit - 1) / nsplit;");
+    emit_line(&c->w, "const I u0 = (I)blockIdx.y * chunk;");
+    emit_line(&c->w, "const I u1 = u0 + chunk < nu ? u0 + chunk : nu;");
+    emit_line(&c->w, "/* a thread's next step is BS on: dq rows and dr vectors */");
+    emit_line(&c->w, "const I dq = nIv > 0 ? (I)BS / nIv : 0;");
+    emit_line(&c->w, "const I dr = (I)BS - dq * nIv;");
+    emit_line(&c->w, "const I cnt_bytes = (nK * 4 + 255) / 256 * 256;");
+    emit_line(&c->w, "for (I ko = blockIdx.x; ko < nK; ko += gridDim.x) {");
+    cu_open_scope(c);
+    cu_decompose_list(c, "ko", kg, nk);
+    for (int i = 0; i < nreds; i++) {
+        int8_t m[IR_MAX_RANK];
+        cu_space_map(c, reds[i]->in[0].node, m);
+        cu_hoist(c, reds[i]->in[0].node, m);
+        emit_line(&c->w, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+    }
+    emit_line(&c->w, "I u = u0 + threadIdx.x;");
+    emit_line(&c->w, "I o = nIv > 0 ? u / nIv : 0;");
+    emit_line(&c->w, "I iv = u - o * nIv;");
+    /* four steps' loads in flight for states of one or two words; Welford
+     * and arg states (a division or index compares an element) are not
+     * unrolled: two steps of var over f32 with V 1 spilled (ptxas, sm_90) */
+    emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll 4" : "#pragma unroll 1");
+    emit_line(&c->w, "for (; u < u1; u += BS) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I i0 = iv * V;");
+    c->gi[0] = "o";
+    c->gi[L] = "i0";
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a])) {
+            Buf off = {0};
+            cu_acc_offset(c, &c->acc[a], "I", &off);
+            emit_line(&c->w, "const fz_vec<%s, V> va%d = *(const fz_vec<%s, V> *)(in%d + %s);",
+                      cu_stype(MDT(c, c->acc[a].node)), a, cu_stype(MDT(c, c->acc[a].node)),
+                      c->inbuf[c->acc[a].node->id], off.data);
+            buf_free(&off);
+        }
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    cu_open_scope(c);
+    c->gi[L] = "(i0 + j)";
+    c->vec = 1;
+    emit_line(&c->w, "const I r = o * nI + i0 + j; /* the index in the reduced range */");
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    cu_round_elem(c, &rc);
+    c->vec = 0;
+    cu_close_scope(c);
+    c->gi[0] = c->gi[L] = NULL;
+    emit_line(&c->w, "iv += dr;");
+    emit_line(&c->w, "o += dq;");
+    emit_line(&c->w, "if (iv >= nIv) {");
+    emit_line(&c->w, "    iv -= nIv;");
+    emit_line(&c->w, "    o++;");
+    emit_line(&c->w, "}");
+    cu_close_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+    }
+    emit_line(&c->w, "if (nsplit > 1) {");
+    cu_open_scope(c);
+    if (c->atomic)
+        emit_line(&c->w, "/* the splits add into one accumulator an output (--atomic-reduce) */");
+    else
+        emit_line(&c->w, "/* the splits' partials, combined in split order by the output's last block */");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        if (c->atomic) {
+            emit_line(&c->w, "A%d::W *acc%d = (A%d::W *)(zscratch + cnt_bytes + (I)%d * nK) + ko;", id, id, id, i * 8);
+            emit_line(&c->w, "if (threadIdx.x == 0)");
+            emit_line(&c->w, "    A%d::put(acc%d, a%d);", id, id, id);
+        } else {
+            emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * nsplit * nK) + ko * nsplit;",
+                      id, id, id, i * cu_cols_slot(c));
+            emit_line(&c->w, "if (threadIdx.x == 0)");
+            emit_line(&c->w, "    part%d[blockIdx.y] = a%d;", id, id);
+        }
+    }
+    emit_line(&c->w, "__threadfence();");
+    emit_ticket(c, "(unsigned *)zscratch + ko", "(unsigned)nsplit - 1");
+    emit_line(&c->w, "if (!fz_last)");
+    emit_line(&c->w, "    continue;");
+    emit_line(&c->w, "__threadfence();");
+    if (c->atomic) {
+        /* thread 0 alone finishes the output: it reads the totals */
+        emit_line(&c->w, "if (threadIdx.x == 0) {");
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "    a%d = A%d::get(acc%d);", id, id, id);
+            emit_line(&c->w, "    *acc%d = 0; /* the identity, for the next call */", id);
+        }
+        emit_line(&c->w, "    ((unsigned *)zscratch)[ko] = 0u; /* ready for the next call */");
+        emit_line(&c->w, "}");
+    } else {
+        for (int i = 0; i < nreds; i++) {
+            int id = reds[i]->id;
+            emit_line(&c->w, "a%d = R%d::init();", id, id);
+            emit_line(&c->w, "for (I z = threadIdx.x; z < nsplit; z += BS)");
+            emit_line(&c->w, "    a%d = R%d::comb(a%d, R%d::ldcg(part%d + z));", id, id, id, id, id);
+            emit_line(&c->w, "a%d = fz_block_reduce<R%d, BS / 32>(a%d);", id, id, id);
+        }
+        emit_line(&c->w, "if (threadIdx.x == 0)");
+        emit_line(&c->w, "    ((unsigned *)zscratch)[ko] = 0u; /* ready for the next call */");
+    }
+    cu_close_scope(c);
+    emit_line(&c->w, "if (threadIdx.x == 0) {");
+    cu_open_scope(c);
+    for (int i = 0; i < nreds; i++)
+        cu_finish_reduction(c, reds[i], "", "(nO * nI)");
+    for (int i = 0; i < k->noutputs; i++)
+        if (!cu_out_is_elem(c, i))
+            cu_emit_store(c, i, "I");
+    cu_close_scope(c);
     cu_close_scope(c);
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)

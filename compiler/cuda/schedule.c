@@ -107,6 +107,42 @@ int cu_is_cols_scheme(const KCtx *c)
     return c->k->kind == KK_REDUCE && c->k->layout != RL_SCALAR && cu_cols_split(c, &a, &b);
 }
 
+/* Middle-axes reductions split over blocks (cu_emit_mid_body): groups
+ * [outer reduced, kept..., inner reduced], the inner one contiguous, every
+ * reduction of one round (none reads another) and no element output.
+ * Other reductions with kept dims between reduced ones take the row
+ * scheme, whose elements decompose their index over the reduced groups. */
+static int is_mid_scheme(KCtx *c)
+{
+    const Kernel *k = c->k;
+    if (k->kind != KK_REDUCE || k->layout == RL_SCALAR || c->ng < 3 || !c->gred[0] || !c->gred[c->ng - 1])
+        return 0;
+    for (int g = 1; g < c->ng - 1; g++)
+        if (c->gred[g])
+            return 0;
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i))
+            return 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_depends_on_red(c, k->values[i]->in[0].node))
+            return 0;
+    return 1;
+}
+
+/* Vector width of the middle-axes body: 16 bytes of the widest full
+ * access (every full access reads its inner rows as vectors). */
+static int mid_vec_width(const KCtx *c)
+{
+    int maxsz = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
+            maxsz = dtype_size(MDT(c, c->acc[a].node));
+    if (!maxsz)
+        return 1;
+    int v = 16 / maxsz;
+    return v > 8 ? 8 : v;
+}
+
 /* Vector width of the on-chip row variant: one reduced group, innermost,
  * so the row is contiguous in every cached access and element output. */
 static int row_vec_width(KCtx *c)
@@ -136,12 +172,12 @@ int cu_is_row_scheme(const Kernel *k)
 }
 
 /* How kernel c combines its blocks' reduction partials (emit.h).  Only the
- * full reduction and the split column scheme have partials from several
- * blocks; a kernel takes the atomic combine only when every one of its
+ * full reduction and the split column and middle-axes (mid) schemes have
+ * partials from several blocks; a kernel takes the atomic combine only when every one of its
  * reductions has a one-word state merged by add, max or min (a kernel
  * mixing, say, mean and var keeps the ordered combine for both).  why gets
  * the reason when the flag was given but the combine stays ordered. */
-static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t whylen)
+static Combine combine_of(const KCtx *c, int mid, int atomic_reduce, char *why, size_t whylen)
 {
     const Kernel *k = c->k;
     int nred = 0;
@@ -153,7 +189,7 @@ static Combine combine_of(const KCtx *c, int atomic_reduce, char *why, size_t wh
         why[0] = 0;
     if (!atomic_reduce)
         return COMBINE_ORDERED;
-    if (k->kind != KK_REDUCE || (k->layout != RL_SCALAR && !cu_is_cols_scheme(c))) {
+    if (k->kind != KK_REDUCE || (k->layout != RL_SCALAR && !cu_is_cols_scheme(c) && !mid)) {
         if (why)
             snprintf(why, whylen, "each result is reduced within one block: no partials to combine");
         return COMBINE_ORDERED;
@@ -533,6 +569,24 @@ static int plan_cols(KCtx *c, Variant *v)
     return n;
 }
 
+/* Middle-axes reductions (is_mid_scheme): a warp an output for many
+ * outputs of short reduced ranges (the row scheme's `_warp`), else the
+ * split body (cu_emit_mid_body) reading the inner rows as 16-byte vectors
+ * where they hold whole aligned vectors, or an element at a time. */
+static int plan_mid(KCtx *c, Variant *v)
+{
+    const Kernel *k = c->k;
+    int n = 0;
+    add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warp");
+    int vw = mid_vec_width(c);
+    if (vw > 1) {
+        add_variant(k, v, &n, VK_MID, 1, 0, 0, 256, "_mid_v");
+        v[n - 1].vw = vw;
+    }
+    add_variant(k, v, &n, VK_MID, 1, 0, 0, 256, "_mid");
+    return n;
+}
+
 /* Full reductions: int32 and int64 where group indices are decomposed,
  * else a flat vector variant and the scalar one. */
 static int plan_scalar(KCtx *c, Variant *v)
@@ -757,13 +811,15 @@ static int plan_rows(KCtx *c, Variant *v)
 /* Few variants keep the NVRTC compile short: int64 indices are used
  * wherever they cost no division (a flat index or one group per segment);
  * an int32 variant exists only where magic-number division pays. */
-static int plan_variants(KCtx *c, Variant *v)
+static int plan_variants(KCtx *c, int mid, Variant *v)
 {
     const Kernel *k = c->k;
     if (k->kind == KK_LOOP)
         return plan_loop(c, v);
     if (cu_is_cols_scheme(c))
         return plan_cols(c, v);
+    if (mid)
+        return plan_mid(c, v);
     if (!cu_is_row_scheme(k))
         return plan_scalar(c, v);
     return plan_rows(c, v);
@@ -882,14 +938,17 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
 {
     KCtx *c = &L->an;
     cu_kctx_init(c, f, k);
-    L->combine = combine_of(c, atomic_reduce, L->why, sizeof L->why);
-    L->nv = plan_variants(c, L->v);
+    L->mid = is_mid_scheme(c);
+    L->combine = combine_of(c, L->mid, atomic_reduce, L->why, sizeof L->why);
+    L->nv = plan_variants(c, L->mid, L->v);
     L->dec = need_decompose(c);
     if (k->kind == KK_LOOP) {
         L->vw = loop_vec_width(c);
         L->wrap = loop_needs_wrap(c, L->vw);
     } else if (cu_is_cols_scheme(c)) {
         L->vw = cols_vec_width(c);
+    } else if (L->mid) {
+        L->vw = mid_vec_width(c);
     } else if (!cu_is_row_scheme(k)) {
         L->vw = scalar_vec_width(c);
     } else {
