@@ -998,13 +998,33 @@ static void merge_cross(Ctx *c)
         for (int i = 0; i < ng; i++) {
             Group *a = c->g[i];
             int xk = i == j || a->dead ? 0 : cross_kind(a, b);
-            if (!xk || dep[i * ng + j])
+            /* columns fold every element in the one pass: they may not
+             * read what a computes from its rows (that would broadcast a
+             * row result back: a row-persistent kernel) */
+            if (!xk || dep[i * ng + j] || (xk == XR_COLS && dep[j * ng + i]))
                 continue;
             int between = 0, ride = 0;
             for (int x = 0; x < ng && !between; x++)
                 between = x != i && x != j && !c->g[x]->dead && dep[j * ng + x] && dep[x * ng + i];
             for (int w = 0; w < b->nwr; w++) /* only reduced results: no ride-along */
                 ride |= !(b->lvl[b->wr[w].node->id] & FL_RED);
+            /* column states stay in registers, two vectors of columns a
+             * thread: no three-word Welford or value-and-index states */
+            for (int n = 0; n < c->f->nnodes && xk == XR_COLS && !ride; n++)
+                if (b->lvl[n] && is_reduce(c->f->nodes[n]) && acc_regs(c->f->nodes[n]) > 1 &&
+                    c->f->nodes[n]->op != OP_LOGSUMEXP) {
+                    IrNode *p = c->f->nodes[n], *q = NULL;
+                    for (int m = 0; m < c->f->nnodes && !q; m++)
+                        if (a->lvl[m] && is_reduce(c->f->nodes[m]))
+                            q = c->f->nodes[m];
+                    if (q)
+                        reject(c, p, q, "space",
+                               arena_printf(c->a, "%%%d (%s %s) would reduce across the rows of %%%d's kernel, "
+                                            "which keeps at most two words of state per column",
+                                            p->id, opname(p), axes_words(c->a, p->axes, p->in[0].node->shape.rank),
+                                            q->id));
+                    ride = 1;
+                }
             if (between || ride)
                 continue;
             Group save = *a;
