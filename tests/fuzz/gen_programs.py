@@ -66,6 +66,9 @@ class Fn:
         self.vals = []  # (name, dtype, shape, bounded)
         self.params = []
         self.n = 0
+        # a stream of its own for the cross reductions below, so that the
+        # other choices draw the same numbers as without them
+        self.xrng = random.Random("cross " + name)
 
     def fresh(self):
         self.n += 1
@@ -161,7 +164,23 @@ class Fn:
                 shp = ["1" if i in axes else d for i, d in enumerate(a[2])]
             else:
                 shp = [d for i, d in enumerate(a[2]) if i not in axes]
-            self.add("%s(%s%s%s)" % (op, arg, ax, kd), a[1], shp, False)
+            rv = self.add("%s(%s%s%s)" % (op, arg, ax, kd), a[1], shp, False)
+            if 1 <= k < rank and axes == list(range(rank - k, rank)) and self.xrng.random() < 0.4:
+                self.cross(a, rank - k, rv, keep)
+
+    def cross(self, a, nkept, rows, keep):
+        """Beside a reduction of a over its inner axes (the rows), one over
+        its leading nkept axes (the columns) and at times one over all the
+        per-row values: the cross reductions of one row kernel."""
+        rank = len(a[2])
+        op = self.xrng.choice(["sum", "max", "min", "mean", "logsumexp"])
+        arg = self.bounded(a) if op in ("sum", "logsumexp") else a[0]
+        lead = list(range(nkept))
+        ax = ", axis=%d" % lead[0] if nkept == 1 else ", axis=(%s)" % ", ".join(str(x) for x in lead)
+        self.add("%s(%s%s)" % (op, arg, ax), a[1], [d for i, d in enumerate(a[2]) if i >= nkept], False)
+        if self.xrng.random() < 0.5 and not keep:
+            op = self.xrng.choice(["sum", "mean", "max"])
+            self.add("%s(%s - 1)" % (op, self.bounded(rows)), rows[1], [], False)
 
     def text(self, nresults):
         """Results: the values no other value uses (so little is dead code),
