@@ -330,6 +330,8 @@ CASES = dict([
          lambda F, a: (F.mean(a["x"], axis=1), F.var(a["x"], axis=1), F.std(a["x"], axis=1),
                        F.amax(a["x"], axis=1), F.argmax(a["x"], axis=1)),
          native=nat_row_stats),
+    case("row_col_sums", {"large": {"N": 16384, "M": 8192}, "odd": {"N": 30011, "M": 1531}}, {"N": 5, "M": 33},
+         lambda F, a: (F.sum(a["x"], axis=1), F.sum(a["x"], axis=0))),
     case("mean_mid3d", {"large": {"A": 32, "B": 2048, "C": 1024}, "odd": {"A": 7, "B": 4099, "C": 1531}},
          {"A": 3, "B": 5, "C": 7}, lambda F, a: (F.mean(a["x"], axis=1),)),
     case("sum_lead3d", {"large": {"A": 16, "B": 4096, "C": 1024}, "odd": {"A": 9, "B": 2051, "C": 1531}},
