@@ -714,10 +714,10 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
 }
 
 /* A reduction over plain rows (one kept and one reduced group: the row
- * is contiguous) read as 16-byte vectors: a warp a row (_warpv, rows of
- * whole aligned vectors) and a block a row at any offset (_blockw,
- * windowed, one shift for every row-shaped pointer), int indices: 16
- * bytes a lane in each load, where element loads keep 4 in flight. */
+ * is contiguous) read as 16-byte vectors at any offset (windowed: one
+ * shift for every row-shaped pointer, the partial first and last vector
+ * apart), a warp a row (_warpw) or a block a row (_blockw), int indices:
+ * 16 bytes a lane in each load, where element loads keep 4 in flight. */
 static int reduce_rows_vec(KCtx *c)
 {
     if (c->k->kind != KK_REDUCE || row_needs_div(c) || row_vec_width(c) <= 1)
@@ -764,8 +764,9 @@ static int plan_rows(KCtx *c, Variant *v)
         plan_symbolic_rows(c, v, &n, i64);
     } else if (k->kind == KK_REDUCE) {
         if (reduce_rows_vec(c)) {
-            add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warpv");
+            add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warpw");
             v[n - 1].vw = row_vec_width(c);
+            v[n - 1].sh = 1;
         }
         add_variant(k, v, &n, VK_ROW_L, i64, 32, 0, 128, "_warp");
         if (reduce_rows_vec(c)) {
