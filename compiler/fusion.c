@@ -55,7 +55,6 @@ typedef struct Group {
     int dead;          /* merged into another group */
     int off_chip;      /* row kernel: the row buffer would break the register
                           budget, so the row is always re-read (looped 2) */
-    uint8_t cross;     /* reduce over rows: cross reductions joined (XR_*) */
     int order;         /* launch position, once known */
 } Group;
 
@@ -254,9 +253,7 @@ int fuse_estimate_registers(const IrFunc *f, const Kernel *k)
             first[v->id] = i;
         last[v->id] = i;
         if (is_reduce(v))
-            /* a cross reduction over columns keeps 8 states a thread (two
-             * 4-wide vectors of columns, compiler/cuda/sib.c) */
-            accs += acc_regs(v) * ((k->level[i] & FL_X) && ir_shape_eq(&v->in[0].node->shape, &k->space) ? 8 : 1);
+            accs += acc_regs(v);
         for (int j = 0; j < v->nin; j++) {
             IrNode *o = v->in[j].node;
             if (first[o->id] < 0)
@@ -333,7 +330,6 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
     k->kind = g->kind;
     k->space = g->space;
     k->reduce_axes = g->kind == KK_LOOP ? 0 : g->axes;
-    k->cross = g->cross;
     k->layout = g->kind == KK_LOOP ? RL_NONE : layout_of(g->axes, g->space.rank);
     /* constants take the level of their users */
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
@@ -345,9 +341,7 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
         for (int j = 0; j < n->nin; j++) {
             IrNode *o = n->in[j].node;
             if (o->op == OP_CONST)
-                lv[o->id] |= !is_reduce(n) ? g->lvl[i]
-                             : (g->lvl[i] & FL_X) && !ir_shape_eq(&n->in[0].node->shape, &g->space) ? FL_RED
-                                                                                                    : FL_ELEM;
+                lv[o->id] |= is_reduce(n) ? FL_ELEM : g->lvl[i];
         }
     }
     int capi = 0, capo = 0;
@@ -945,132 +939,6 @@ static void merge_down(Ctx *c)
         }
 }
 
-/* Does a live group other than g read n (an operand of one of its members
- * that it does not compute)? */
-static int read_elsewhere(Ctx *c, const Group *g, const IrNode *n)
-{
-    for (int gi = 0; gi < c->ng; gi++) {
-        const Group *h = c->g[gi];
-        if (h == g || h->dead || h->lvl[n->id])
-            continue;
-        for (int i = 0; i < c->nusers[n->id]; i++)
-            if (h->lvl[c->users[n->id][i]->id])
-                return 1;
-    }
-    return 0;
-}
-
-/* Which cross reduction (fusion.h, XR_*) reduce group b would be for the
- * row reduction group a: the columns of a's space, or all of a's per-row
- * values; 0 if neither. */
-static int cross_kind(const Group *a, const Group *b)
-{
-    int rank = a->space.rank;
-    uint8_t all = (uint8_t)((1u << rank) - 1u);
-    if (a->kind != KK_REDUCE || b->kind != KK_REDUCE || a->cross & ~(XR_COLS | XR_ROWS) ||
-        layout_of(a->axes, rank) != RL_ROWS)
-        return 0;
-    if (ir_shape_eq(&a->space, &b->space) && b->axes == (all & ~a->axes))
-        return XR_COLS;
-    IrShape rs = reduced_shape(&a->space, a->axes);
-    if (b->space.rank > 0 && ir_shape_eq(&rs, &b->space) && layout_of(b->axes, b->space.rank) == RL_SCALAR)
-        return XR_ROWS;
-    return 0;
-}
-
-/* Cross reductions: a reduce group b over the columns of a row reduction
- * group a (same space, the other axes), or over all of a's per-row values,
- * joins a when no kernel runs between them: one pass over the rows then
- * computes both, instead of a second read of the input (XR_COLS) or a
- * second launch reading the per-row values back (XR_ROWS).  b's prologue
- * becomes a's per-element (XR_COLS) or per-row (XR_ROWS) work; its
- * reductions and epilogue are a's FL_X values; an intermediate a wrote
- * only for b is no longer stored.  Code `space` rejections between the two
- * are dropped: the merge they refused is made. */
-static void merge_cross(Ctx *c)
-{
-    uint8_t *dep = dependencies(c);
-    int ng = c->ng;
-    for (int j = 0; j < ng; j++) {
-        Group *b = c->g[j];
-        if (b->dead || b->kind != KK_REDUCE || b->cross)
-            continue;
-        for (int i = 0; i < ng; i++) {
-            Group *a = c->g[i];
-            int xk = i == j || a->dead ? 0 : cross_kind(a, b);
-            /* columns fold every element in the one pass: they may not
-             * read what a computes from its rows (that would broadcast a
-             * row result back: a row-persistent kernel) */
-            if (!xk || dep[i * ng + j] || (xk == XR_COLS && dep[j * ng + i]))
-                continue;
-            int between = 0, ride = 0;
-            for (int x = 0; x < ng && !between; x++)
-                between = x != i && x != j && !c->g[x]->dead && dep[j * ng + x] && dep[x * ng + i];
-            for (int w = 0; w < b->nwr; w++) /* only reduced results: no ride-along */
-                ride |= !(b->lvl[b->wr[w].node->id] & FL_RED);
-            /* column states stay in registers, two vectors of columns a
-             * thread: no three-word Welford or value-and-index states */
-            for (int n = 0; n < c->f->nnodes && xk == XR_COLS && !ride; n++)
-                if (b->lvl[n] && is_reduce(c->f->nodes[n]) && acc_regs(c->f->nodes[n]) > 1 &&
-                    c->f->nodes[n]->op != OP_LOGSUMEXP) {
-                    IrNode *p = c->f->nodes[n], *q = NULL;
-                    for (int m = 0; m < c->f->nnodes && !q; m++)
-                        if (a->lvl[m] && is_reduce(c->f->nodes[m]))
-                            q = c->f->nodes[m];
-                    if (q)
-                        reject(c, p, q, "space",
-                               arena_printf(c->a, "%%%d (%s %s) would reduce across the rows of %%%d's kernel, "
-                                            "which keeps at most two words of state per column",
-                                            p->id, opname(p), axes_words(c->a, p->axes, p->in[0].node->shape.rank),
-                                            q->id));
-                    ride = 1;
-                }
-            if (between || ride)
-                continue;
-            Group save = *a;
-            uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
-            memcpy(lv, a->lvl, (size_t)c->f->nnodes);
-            Write *wr = ARENA_ARRAY(c->a, Write, a->nwr + 1);
-            memcpy(wr, a->wr, sizeof(Write) * (size_t)a->nwr);
-            for (int n = 0; n < c->f->nnodes; n++) {
-                if (b->lvl[n] & FL_ELEM)
-                    a->lvl[n] |= xk == XR_COLS ? FL_ELEM : FL_RED;
-                if (b->lvl[n] & FL_RED)
-                    a->lvl[n] |= FL_X;
-            }
-            a->cross |= (uint8_t)xk;
-            for (int w = 0; w < b->nwr; w++)
-                group_write(c, a, b->wr[w].node, b->wr[w].result);
-            b->dead = 1;
-            /* the intermediates a wrote only for b */
-            int nw = 0;
-            for (int w = 0; w < a->nwr; w++)
-                if (a->wr[w].result >= 0 || read_elsewhere(c, a, a->wr[w].node))
-                    a->wr[nw++] = a->wr[w];
-            a->nwr = nw;
-            if (fit_estimate(c, a) > c->opt->max_registers) {
-                b->dead = 0;
-                memcpy(a->lvl, lv, (size_t)c->f->nnodes);
-                uint8_t *keep = a->lvl;
-                *a = save;
-                a->lvl = keep;
-                memcpy(a->wr, wr, sizeof(Write) * (size_t)save.nwr);
-                continue;
-            }
-            int nr = 0;
-            for (int r = 0; r < c->nrej; r++) {
-                Rejection *x = &c->rej[r];
-                int drop = strcmp(x->code, "space") == 0 && a->lvl[x->producer->id] && a->lvl[x->consumer->id];
-                if (!drop)
-                    c->rej[nr++] = *x;
-            }
-            c->nrej = nr;
-            dep = dependencies(c);
-            break;
-        }
-    }
-}
-
 /* Launch order: dependencies first; among ready groups, the one whose
  * first written node comes first.  Returns 0 on a cycle. */
 static int order_groups(Ctx *c, Group ***out, int *nout)
@@ -1191,7 +1059,6 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     if (!no_fusion) {
         merge_down(&c);
         merge_sideways(&c);
-        merge_cross(&c);
     }
     Group **ord;
     int nord;
@@ -1218,46 +1085,6 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     p->rejected = c.rej;
     p->nrejected = c.nrej;
     return p;
-}
-
-/* position of n in k's values (it is one) */
-static int value_pos(const Kernel *k, const IrNode *n)
-{
-    for (int i = 0; i < k->nvalues; i++)
-        if (k->values[i] == n)
-            return i;
-    return 0;
-}
-
-/* A cross reduction v of kernel k (fusion.h): over the kept axes of the
- * space, or over all axes of a per-row value. */
-static int cross_reduction_ok(const Kernel *k, const IrNode *v)
-{
-    int rank = k->space.rank;
-    uint8_t all = (uint8_t)((1u << rank) - 1u);
-    const IrShape *o = &v->in[0].node->shape;
-    if (k->kind != KK_REDUCE || k->layout != RL_ROWS)
-        return 0;
-    if (ir_shape_eq(o, &k->space))
-        return (k->cross & XR_COLS) && v->axes == (all & ~k->reduce_axes);
-    IrShape rs = reduced_shape(&k->space, k->reduce_axes);
-    return (k->cross & XR_ROWS) && ir_shape_eq(o, &rs) && layout_of(v->axes, o->rank) == RL_SCALAR;
-}
-
-/* An FL_X output o of k: the shape of a cross result (the columns, with or
- * without keepdims' 1s, or a scalar) */
-static int cross_shape_ok(const Kernel *k, const IrNode *o)
-{
-    int rank = k->space.rank;
-    uint8_t all = (uint8_t)((1u << rank) - 1u);
-    uint8_t kept = (uint8_t)(all & ~k->reduce_axes);
-    if (k->cross & XR_COLS) {
-        IrShape cs = reduced_shape(&k->space, kept);
-        IrShape os = squeeze_ones(&o->shape, &k->space, kept);
-        if (ir_shape_eq(&cs, &os))
-            return 1;
-    }
-    return (k->cross & XR_ROWS) && ir_shape_static_numel(&o->shape) == 1;
 }
 
 /* The plan's promises to the emitters (fusion.h), checked on every plan:
@@ -1289,11 +1116,8 @@ static void verify(const Plan *p)
             const IrNode *v = k->values[i];
             if (v->op == OP_PARAM || !k->level[i])
                 ICE("plan: a param among the values, or a value without a level");
-            if (is_reduce(v) && (k->level[i] & FL_X)) {
-                if (!cross_reduction_ok(k, v))
-                    ICE("plan: a cross reduction that does not match its kernel");
-            } else if (is_reduce(v) && (k->kind == KK_LOOP || !ir_shape_eq(&v->in[0].node->shape, &k->space) ||
-                                        v->axes != k->reduce_axes))
+            if (is_reduce(v) && (k->kind == KK_LOOP || !ir_shape_eq(&v->in[0].node->shape, &k->space) ||
+                                 v->axes != k->reduce_axes))
                 ICE("plan: a reduction that does not match its kernel");
             for (int j = 0; j < v->nin; j++) {
                 const IrNode *o = v->in[j].node;
@@ -1318,8 +1142,6 @@ static void verify(const Plan *p)
                 continue;
             IrShape rs = reduced_shape(&k->space, k->reduce_axes);
             IrShape os = squeeze_ones(&o->shape, &k->space, k->reduce_axes);
-            if (k->cross && here[o->id] == 1 && (k->level[value_pos(k, o)] & FL_X) && cross_shape_ok(k, o))
-                continue;
             if (k->kind == KK_LOOP || !ir_shape_eq(&rs, &os))
                 ICE("plan: an output of the wrong shape for its kernel");
         }

@@ -30,17 +30,14 @@
  *          reduce or row kernel's have either the shape of space (FL_ELEM,
  *          e.g. y = 2*x + 1 riding along sum(x)) or the reduced shape, with
  *          or without keepdims' 1s (FL_RED: reductions, epilogues, per-row
- *          values such as a layernorm's mean and rstd), or, for the cross
- *          reductions of a kernel with `cross` (FL_X), the shape of their
- *          results.
+ *          values such as a layernorm's mean and rstd).
  *          Buffers for an input node: a tensor param's pointer; a result
  *          node's result buffer (the first result naming it); otherwise its
  *          intermediate buffer.
  * space    loop: the shape every output has (the grid iterates over it).
  *          reduce/row: the shape of the reduced operand(s); every reduction
  *          in the kernel has exactly this operand shape and reduces the axes
- *          reduce_axes (bit i = space dim i), except the cross reductions
- *          (FL_X, below).
+ *          reduce_axes (bit i = space dim i).
  * level    per value (same indexing as values), where it is evaluated:
  *          FL_ELEM: once per element of space (loop kernels: everything;
  *          reduce: the prologue feeding the reductions, plus "ride-along"
@@ -104,7 +101,6 @@ typedef struct Kernel {
     IrShape space;
     uint8_t reduce_axes;
     int looped;            /* KK_ROW: the row does not fit on chip; re-read inside the kernel */
-    uint8_t cross;         /* KK_REDUCE over rows: cross reductions it also holds (XR_*) */
     int est_registers;
     Loc loc;               /* source span of the kernel's first value */
     /* additive fields (fusion helper), see the contract above */
@@ -118,20 +114,7 @@ typedef struct Kernel {
     const char *combine_why;
 } Kernel;
 
-enum { FL_ELEM = 1, FL_RED = 2, FL_X = 4 };
-/* Cross reductions of a row reduction (Kernel.cross): besides its row
- * reductions (reduce_axes, a suffix of space), a KK_REDUCE kernel over
- * rows may hold reductions over the other axes, computed in the same pass
- * over the rows (the blocks combine their partials in order):
- *   XR_COLS  operand of shape space, reducing the kept (leading) axes:
- *            one result per column (sum(x, axis=0) beside sum(x, axis=1));
- *   XR_ROWS  operand of the reduced shape (a per-row value, FL_RED),
- *            reducing all its axes: one scalar (a mean over the rows of a
- *            row reduction's epilogue).
- * A cross reduction and the epilogue computed from its results are level
- * FL_X (once per element of the cross result); its outputs have its
- * result's shape. */
-enum { XR_COLS = 1, XR_ROWS = 2 };
+enum { FL_ELEM = 1, FL_RED = 2 };
 /* Longest static row kept on chip by a row kernel (elements). */
 #define FUSE_ROW_ONCHIP_MAX 16384
 /* Longest row any on-chip variant picked at launch holds (elements): past

@@ -198,9 +198,6 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
                 fprintf(out, ", \"layout\": \"%s\"", layout_word(k->layout));
             if (k->kind == KK_ROW)
                 fprintf(out, ", \"looped\": %d", k->looped);
-            if (k->cross)
-                fprintf(out, ", \"cross\": [%s%s%s]", k->cross & XR_COLS ? "\"columns\"" : "",
-                        k->cross == (XR_COLS | XR_ROWS) ? ", " : "", k->cross & XR_ROWS ? "\"rows\"" : "");
             fputs(", \"space\": ", out);
             json_shape(out, f, &k->space);
             fputs(", \"values\": ", out);
@@ -300,25 +297,7 @@ static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
     case KK_REDUCE:
         switch (k->layout) {
         case RL_SCALAR: fprintf(out, "reduce to a scalar"); break;
-        case RL_ROWS:
-            fprintf(out, "reduce rows of %s", b.data);
-            if (k->cross & XR_COLS) {
-                /* the columns: the kept dims the cross reductions reduce */
-                IrShape kept = {0};
-                Buf kb = {0};
-                for (int i = 0; i < k->space.rank; i++)
-                    if (!((k->reduce_axes >> i) & 1))
-                        kept.dims[kept.rank++] = k->space.dims[i];
-                if (kept.rank == 1)
-                    ir_dim_str(f, kept.dims[0], &kb);
-                else
-                    ir_shape_str(f, &kept, &kb);
-                fprintf(out, ", and columns of %s", kb.data);
-                buf_free(&kb);
-            }
-            if (k->cross & XR_ROWS)
-                fprintf(out, ", and over the rows");
-            break;
+        case RL_ROWS: fprintf(out, "reduce rows of %s", b.data); break;
         case RL_COLS: fprintf(out, "reduce columns of %s", b.data); break;
         default: fprintf(out, "reduce middle axes %s", b.data); break;
         }

@@ -197,17 +197,6 @@ void cu_space_map(const KCtx *c, const IrNode *n, int8_t *map)
     }
 }
 
-/* the map of reduction r's operand: the space, or for a cross reduction
- * of per-row values (XR_ROWS, fusion.h) the kept dims */
-void cu_red_operand_map(const KCtx *c, const IrNode *r, int8_t *map)
-{
-    const IrNode *o = r->in[0].node;
-    if (c->k->cross && !ir_shape_eq(&o->shape, &c->k->space))
-        cu_out_map(c, o, map);
-    else
-        cu_space_map(c, o, map);
-}
-
 /* the map of an output (or reduction result) node: the space, or its kept
  * dims (reduction results without keepdims) */
 void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map)
@@ -215,27 +204,6 @@ void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map)
     int r = n->shape.rank;
     int nkept = 0;
     int kept[IR_MAX_RANK];
-    if (c->k->cross) {
-        /* the result of a cross reduction or of its epilogue: the columns
-         * (the reduced dims), keepdims or not, or a scalar */
-        int vi = cu_value_index(c, n);
-        if (vi >= 0 && (c->k->level[vi] & FL_X)) {
-            int red[IR_MAX_RANK], nred = 0;
-            for (int d = 0; d < c->R; d++)
-                if ((c->red >> d) & 1)
-                    red[nred++] = d;
-            for (int i = 0; i < IR_MAX_RANK; i++)
-                map[i] = -1;
-            for (int i = 0; i < r; i++) {
-                int j = r == c->R ? -1 : i + (nred - r);
-                if (r == c->R && ((c->red >> i) & 1) && n->shape.dims[i].size != 1)
-                    map[i] = (int8_t)i;
-                else if (j >= 0 && n->shape.dims[i].size != 1)
-                    map[i] = (int8_t)red[j];
-            }
-            return;
-        }
-    }
     for (int d = 0; d < c->R; d++)
         if (!((c->red >> d) & 1))
             kept[nkept++] = d;
@@ -308,7 +276,7 @@ static void collect(KCtx *c, const IrNode *n, const int8_t *map)
     for (int k = 0; k < n->nin; k++) {
         int8_t um[IR_MAX_RANK];
         if (op_info[n->op].cls == OPC_REDUCE)
-            cu_red_operand_map(c, n, um);
+            cu_space_map(c, n->in[k].node, um);
         else
             cu_operand_map(n, k, map, um);
         collect(c, n->in[k].node, um);
@@ -560,7 +528,7 @@ void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
         const IrNode *v = k->values[i];
         if (op_info[v->op].cls == OPC_REDUCE) {
             int8_t m[IR_MAX_RANK];
-            cu_red_operand_map(c, v, m);
+            cu_space_map(c, v->in[0].node, m);
             collect(c, v->in[0].node, m);
         }
     }

@@ -149,7 +149,7 @@ typedef struct KCtx {
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_CROSS } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -281,7 +281,6 @@ void cu_span_host(const KCtx *c, int a, int b, Buf *out);
 void cu_operand_map(const IrNode *n, int k, const int8_t *nmap, int8_t *umap);
 void cu_space_map(const KCtx *c, const IrNode *n, int8_t *map);
 void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map);
-void cu_red_operand_map(const KCtx *c, const IrNode *r, int8_t *map);
 int cu_value_index(const KCtx *c, const IrNode *n);
 int cu_is_scalar_param(const KCtx *c, const IrNode *n);
 int cu_map_eq(const IrNode *n, const int8_t *a, const int8_t *b);
@@ -353,12 +352,5 @@ void cu_emit_row_body(KCtx *c, int cached);
 void cu_emit_scalar_body(KCtx *c);
 void cu_emit_cols_body(KCtx *c);
 void cu_emit_mid_body(KCtx *c);
-
-/* ---- cross.c: a row reduction with cross reductions (Kernel.cross) -------- */
-int cu_is_cross(const Kernel *k);
-int cu_cross_plan(KCtx *c, Variant *v, int *vw);
-void cu_emit_cross_body(KCtx *c);
-void cu_cross_scratch(KCtx *c, Buf *b);
-void cu_cross_launch(KCtx *c, const Variant *v, int nv, int base, Buf *b);
 
 #endif

@@ -619,11 +619,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c);
     int mid = c->L->mid;
-    int cross = cu_is_cross(k);
-    if (cross)
-        cu_cross_scratch(c, b);
-    else
-        launch_scratch(c, b);
+    launch_scratch(c, b);
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
                "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
@@ -635,7 +631,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     host_group_sizes(c, b);
     for (int g = 0; g < c->ng; g++)
         buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
-    if (scalar || cols || mid || cross) {
+    if (scalar || cols || mid) {
         buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
         buf_puts(b, "    unsigned char *zscr = (unsigned char *)zscratch;\n");
         buf_puts(&args, ", (void *)&scr, (void *)&zscr");
@@ -652,8 +648,6 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_puts(b, "    if (sm_count < 1)\n        sm_count = 108;\n");
     if (k->kind == KK_LOOP)
         launch_loop(c, v, nv, base, b);
-    else if (cross)
-        cu_cross_launch(c, v, nv, base, b);
     else if (cols)
         launch_cols(c, v, nv, base, b);
     else if (mid)

@@ -29,7 +29,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c) || c->L->mid;
-    scalar |= cu_is_cross(c->k); /* the same extra parameters */
     cu_body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
                                  : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
     cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
@@ -100,7 +99,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
         case VK_SCALAR: emit_line(&c->w, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
         case VK_COLS: emit_line(&c->w, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
-        case VK_CROSS: emit_line(&c->w, "    %s_cross_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         }
         emit_line(&c->w, "}");
         if (guard)
@@ -173,8 +171,6 @@ static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *
     const Kernel *k = c.k;
     if (k->kind == KK_LOOP)
         cu_emit_loop_bodies(&c, L->vw);
-    else if (cu_is_cross(k))
-        cu_emit_cross_body(&c);
     else if (cu_is_cols_scheme(&c))
         cu_emit_cols_body(&c);
     else if (!cu_is_row_scheme(k))

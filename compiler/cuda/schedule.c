@@ -189,11 +189,6 @@ static Combine combine_of(const KCtx *c, int mid, int atomic_reduce, char *why, 
         why[0] = 0;
     if (!atomic_reduce)
         return COMBINE_ORDERED;
-    if (cu_is_cross(k)) {
-        if (why)
-            snprintf(why, whylen, "rows and cross reductions combine their partials in block order");
-        return COMBINE_ORDERED;
-    }
     if (k->kind != KK_REDUCE || (k->layout != RL_SCALAR && !cu_is_cols_scheme(c) && !mid)) {
         if (why)
             snprintf(why, whylen, "each result is reduced within one block: no partials to combine");
@@ -822,10 +817,6 @@ static int plan_variants(KCtx *c, int mid, Variant *v)
     const Kernel *k = c->k;
     if (k->kind == KK_LOOP)
         return plan_loop(c, v);
-    if (cu_is_cross(k)) {
-        int vw;
-        return cu_cross_plan(c, v, &vw);
-    }
     if (cu_is_cols_scheme(c))
         return plan_cols(c, v);
     if (mid)
@@ -955,8 +946,6 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     if (k->kind == KK_LOOP) {
         L->vw = loop_vec_width(c);
         L->wrap = loop_needs_wrap(c, L->vw);
-    } else if (cu_is_cross(k)) {
-        cu_cross_plan(c, L->v, &L->vw);
     } else if (cu_is_cols_scheme(c)) {
         L->vw = cols_vec_width(c);
     } else if (L->mid) {
