@@ -664,6 +664,66 @@ static void place_unfused(Ctx *c, IrNode *n)
 static uint8_t *dependencies(Ctx *c);
 static int unite(Ctx *c, int i, int j, const uint8_t *dep);
 
+/* A row reduction n used by several kernels (a layernorm backward's mean
+ * and variance feed both the row-persistent kernel of dx and the column
+ * sums of dgamma): when one user kernel is a row kernel over n's rows, n
+ * joins it (that kernel holds the row on chip anyway) and the kernel
+ * stores the per-row value for the other users, instead of a kernel of
+ * n's own that reads the whole input again.  The row kernel may not
+ * depend on the other users (they read what it writes).  The refusals
+ * say where n is stored and, for a column reduction among the users, why
+ * it stays apart.  1 if done. */
+static int join_row_home(Ctx *c, IrNode *n, int ngroups)
+{
+    uint8_t *dep = dependencies(c);
+    int ng = c->ng;
+    for (int gi = 0; gi < ngroups; gi++) {
+        Group *h = c->g[gi];
+        IrNode *u;
+        if (h->dead || h->kind != KK_ROW || h->axes != n->axes || !ir_shape_eq(&h->space, &n->in[0].node->shape) ||
+            !is_reduced_shape(h, n) || !use_level(c, h, n, &u))
+            continue;
+        int indep = 1, nusers = 1;
+        for (int gj = 0; gj < ngroups && indep; gj++)
+            if (gj != gi && !c->g[gj]->dead && use_level(c, c->g[gj], n, &u)) {
+                indep = !dep[gi * ng + gj];
+                nusers++;
+            }
+        if (!indep || !try_join(c, h, n))
+            continue;
+        write_results(c, h, n, 1);
+        IrNode *hu;
+        use_level(c, h, n, &hu);
+        for (int gj = 0; gj < ngroups; gj++) {
+            Group *o = c->g[gj];
+            if (gj == gi || o->dead || !use_level(c, o, n, &u))
+                continue;
+            reject(c, n, u, "multiple-consumers",
+                   arena_printf(c->a, "%%%d is used by %d kernels: computed in the row kernel of %%%d "
+                                "and stored for the others", n->id, nusers, hu->id));
+            /* a column reduction of the row kernel's space among them */
+            for (int m = 0; m < c->f->nnodes; m++) {
+                IrNode *r = c->f->nodes[m];
+                if (!o->lvl[m] || !is_reduce(r) || !ir_shape_eq(&r->in[0].node->shape, &h->space) ||
+                    r->axes != (uint8_t)(((1u << h->space.rank) - 1u) & ~h->axes))
+                    continue;
+                int said = 0; /* once per column reduction */
+                for (int x = 0; x < c->nrej; x++)
+                    said |= c->rej[x].producer == r && strcmp(c->rej[x].code, "space") == 0;
+                if (said)
+                    continue;
+                reject(c, r, hu, "space",
+                       arena_printf(c->a, "%%%d (%s %s) would reduce across the rows of the row-persistent "
+                                    "kernel of %%%d, which keeps no column states: it reads the stored "
+                                    "per-row values in a kernel of its own", r->id, opname(r),
+                                    axes_words(c->a, r->axes, h->space.rank), hu->id));
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* The main pass, for one node (every user of it already placed): join the
  * users' groups, or be materialised in a group of its own. */
 static void place(Ctx *c, IrNode *n)
@@ -704,6 +764,8 @@ static void place(Ctx *c, IrNode *n)
             single = c->g[first];
         }
     }
+    if (is_reduce(n) && nuser_groups > 1 && join_row_home(c, n, ngroups))
+        return;
     if (is_reduce(n) && nuser_groups > 1) {
         IrNode *u = c->users[n->id][0];
         reject(c, n, u, "multiple-consumers",

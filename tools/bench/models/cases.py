@@ -171,6 +171,17 @@ def ref_ln_bwd_dx(F, a):
     return ((wdy - xhat * c1 - c2) * rs,)
 
 
+def ref_ln_bwd(F, a):
+    mu = F.mean(a["x"], axis=1, keepdims=True)
+    xc = a["x"] - mu
+    rstd = F.rsqrt(F.mean(xc * xc, axis=1, keepdims=True) + 1e-5)
+    xhat = xc * rstd
+    wdy = a["dy"] * a["g"]
+    c1 = F.mean(wdy * xhat, axis=1, keepdims=True)
+    c2 = F.mean(wdy, axis=1, keepdims=True)
+    return (wdy - xhat * c1 - c2) * rstd, F.sum(a["dy"] * xhat, axis=0), F.sum(a["dy"], axis=0)
+
+
 def ref_picked(F, a):
     hit = F.unsqueeze(a["labels"], 1) == a["classes"]
     return F.sum(F.where(hit, a["x"], 0), axis=1)
@@ -325,6 +336,7 @@ CASES = dict([
          {"N": 2, "H": 4, "W": 5, "C": 3},
          lambda F, a: (F.mean(a["x"], axis=(1, 2)),)),
     case("ln_bwd_dgamma_dbeta", ROWS, {"N": 7, "D": 13}, ref_ln_bwd_dgamma_dbeta, gen={"rstd": "pos"}),
+    case("ln_bwd", ROWS, {"N": 6, "D": 37}, ref_ln_bwd),
     case("ln_bwd_dx", ROWS, {"N": 5, "D": 37}, ref_ln_bwd_dx, gen={"rstd": "pos"}),
     case("row_stats", {"large": {"N": 65536, "M": 1024}, "odd": {"N": 30011, "M": 1531}}, {"N": 5, "M": 33},
          lambda F, a: (F.mean(a["x"], axis=1), F.var(a["x"], axis=1), F.std(a["x"], axis=1),
