@@ -60,10 +60,13 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * registers unbounded) */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) FZ_CLUSTER(%d) %s(%s)", v[i].bs,
                       1024 / v[i].bs, v[i].cl, v[i].name, pd);
-        else if (wl && v[i].bs < 1024)
+        else if (wl && (v[i].bs < 1024 || v[i].i64))
             /* the windowed looped body in blocks of 512: at least two a
              * multiprocessor (64 registers), or it would not be taken
-             * over the block of 1024 */
+             * over the block of 1024.  The int64 one, one block of 1024 a
+             * multiprocessor as its launch counts rows in flight: with
+             * only the block size ptxas held it to 32 registers and
+             * spilled (sm_90) */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
                       v[i].name, pd);
         else

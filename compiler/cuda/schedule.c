@@ -269,6 +269,28 @@ static void add_long_row(const Kernel *k, Variant *v, int *n, int i64, int vw, i
     v[*n - 1].cl = long_cl[i];
 }
 
+/* Do the add_long_row variants fit their registers?  They hold 32 elements
+ * a thread under a bound of 64 registers (blocks of 1024, or two of 512):
+ * one cached access of 4 bytes or less (a register an element) and up to 3
+ * row reductions of one-word states fit (ptxas sm_90: 43 to 64 registers,
+ * no spills).  Two cached accesses or an 8-byte one spilled 76 to 1012
+ * bytes a thread, 4 or more reductions or an argmax's two-word state 4 to
+ * 28; such rows take the shared-memory and looped variants. */
+static int long_rows_fit(KCtx *c)
+{
+    int words = 0, nred = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]))
+            words += (cu_xc_bytes(c, a) + 3) / 4;
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
+            if (cu_red_state_bytes(c->k->values[i]) > 4)
+                return 0;
+            nred++;
+        }
+    return words <= 1 && nred <= 3;
+}
+
 /* The add_long_row variant that holds a static row of len elements (at
  * most FUSE_ROW_CLUSTER_MAX, the last one's 32 elements a thread). */
 static int long_row_for(int64_t len)
@@ -687,7 +709,7 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
         add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
         v[n - 1].vw = vw;
         /* rows of 16385 to 262144 (add_long_row) */
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; long_rows_fit(c) && i < 4; i++)
             add_long_row(k, v, &n, i64, vw, i);
     }
     /* no element-wise twins past 1024: on the H200 an _r8192s ran
@@ -753,7 +775,7 @@ static int plan_rows(KCtx *c, Variant *v)
          * launch when the pointers are aligned (and, past 32768, the
          * kernel has its cluster width) */
         int vw = row_vec_width(c);
-        if (vw > 1 && rl % vw == 0)
+        if (vw > 1 && rl % vw == 0 && long_rows_fit(c))
             add_long_row(k, v, &n, i64, vw, long_row_for(rl));
     } else if (k->kind == KK_ROW && cache && rl < 0) {
         plan_symbolic_rows(c, v, &n, i64);
