@@ -30,15 +30,13 @@ static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, 
                grid, block, is_wloop(v) ? "wargs" : "args");
 }
 
-/* nO, R, nI of the column scheme as host expressions */
-static void host_cols_sizes(KCtx *c, Buf *b)
+/* Three sizes as host expressions, each the product of its groups: names[0]
+ * of groups [0, e1), names[1] of [e1, e2), names[2] of [e2, ng). */
+static void host_segment_sizes(KCtx *c, const char *const names[3], int e1, int e2, Buf *b)
 {
-    int oe = 0, re = 0;
-    cu_cols_split(c, &oe, &re);
-    const char *nm[3] = {"nO", "R", "nI"};
     for (int seg = 0; seg < 3; seg++) {
-        int lo = seg == 0 ? 0 : seg == 1 ? oe : re, hi = seg == 0 ? oe : seg == 1 ? re : c->ng;
-        buf_printf(b, "    const int64_t %s = (int64_t)1", nm[seg]);
+        int lo = seg == 0 ? 0 : seg == 1 ? e1 : e2, hi = seg == 0 ? e1 : seg == 1 ? e2 : c->ng;
+        buf_printf(b, "    const int64_t %s = (int64_t)1", names[seg]);
         for (int g = lo; g < hi; g++) {
             Buf s = {0};
             cu_span_host(c, c->gfirst[g], c->glast[g], &s);
@@ -49,22 +47,21 @@ static void host_cols_sizes(KCtx *c, Buf *b)
     }
 }
 
+/* nO, R, nI of the column scheme as host expressions */
+static void host_cols_sizes(KCtx *c, Buf *b)
+{
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    static const char *const nm[3] = {"nO", "R", "nI"};
+    host_segment_sizes(c, nm, oe, re, b);
+}
+
 /* nO, nK, nI of the middle-axes scheme (outer reduced, kept, inner
  * reduced) as host expressions */
 static void host_mid_sizes(KCtx *c, Buf *b)
 {
-    const char *nm[3] = {"nO", "nK", "nI"};
-    for (int seg = 0; seg < 3; seg++) {
-        int lo = seg == 0 ? 0 : seg == 1 ? 1 : c->ng - 1, hi = seg == 0 ? 1 : seg == 1 ? c->ng - 1 : c->ng;
-        buf_printf(b, "    const int64_t %s = (int64_t)1", nm[seg]);
-        for (int g = lo; g < hi; g++) {
-            Buf s = {0};
-            cu_span_host(c, c->gfirst[g], c->glast[g], &s);
-            buf_printf(b, " * %s", s.data);
-            buf_free(&s);
-        }
-        buf_puts(b, ";\n");
-    }
+    static const char *const nm[3] = {"nO", "nK", "nI"};
+    host_segment_sizes(c, nm, 1, c->ng - 1, b);
 }
 
 /* Launcher: `int rvec<i>` says whether variant i's 16-byte row accesses

@@ -129,9 +129,9 @@ static int is_mid_scheme(KCtx *c)
     return 1;
 }
 
-/* Vector width of the middle-axes body: 16 bytes of the widest full
- * access (every full access reads its inner rows as vectors). */
-static int mid_vec_width(const KCtx *c)
+/* 16 bytes of the widest full access, in elements (1 without one), at
+ * most 8. */
+static int full_vec_width(const KCtx *c)
 {
     int maxsz = 0;
     for (int a = 0; a < c->nacc; a++)
@@ -141,6 +141,13 @@ static int mid_vec_width(const KCtx *c)
         return 1;
     int v = 16 / maxsz;
     return v > 8 ? 8 : v;
+}
+
+/* Vector width of the middle-axes body: 16 bytes of the widest full
+ * access (every full access reads its inner rows as vectors). */
+static int mid_vec_width(const KCtx *c)
+{
+    return full_vec_width(c);
 }
 
 /* Vector width of the on-chip row variant: one reduced group, innermost,
@@ -406,14 +413,7 @@ static int scalar_vec_width(KCtx *c)
     for (int i = 0; i < c->k->noutputs; i++)
         if (cu_out_is_elem(c, i))
             return 1;
-    int maxsz = 0;
-    for (int a = 0; a < c->nacc; a++)
-        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
-            maxsz = dtype_size(MDT(c, c->acc[a].node));
-    if (!maxsz)
-        return 1;
-    int v = 16 / maxsz;
-    return v > 8 ? 8 : v;
+    return full_vec_width(c);
 }
 
 /* Do the row scheme's indices need divisions (several kept or reduced groups)? */
@@ -942,13 +942,7 @@ static int cols_vec_width(KCtx *c)
     for (int i = 0; i < c->k->nvalues; i++)
         if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && cu_red_state_bytes(c->k->values[i]) > 8)
             return 1;
-    int maxsz = 0;
-    for (int a = 0; a < c->nacc; a++)
-        if (cu_acc_full(c, &c->acc[a]) && dtype_size(MDT(c, c->acc[a].node)) > maxsz)
-            maxsz = dtype_size(MDT(c, c->acc[a].node));
-    if (!maxsz)
-        return 1;
-    int v = 16 / maxsz;
+    int v = full_vec_width(c);
     return v > 4 ? 4 : v;
 }
 
