@@ -6,6 +6,36 @@
 /* The last-block ticket of the one-launch reductions: the block's writes
  * are fenced, thread 0 takes a ticket of the counter, and fz_last says
  * whether it was the last of `total` blocks. */
+/* The kernel's reductions into reds (at most 64), each with its typedefs
+ * (R<id>, and A<id> under --atomic-reduce) and what the body declares with
+ * them: its state (RED_INIT), its shared slots for 8 warps of 32 V columns
+ * (RED_SHARED), or nothing (RED_TYPES). */
+enum { RED_TYPES, RED_INIT, RED_SHARED };
+static int collect_reductions(KCtx *c, const IrNode **reds, int decl)
+{
+    const Kernel *k = c->k;
+    int nreds = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+            const IrNode *v = k->values[i];
+            reds[nreds++] = v;
+            Buf t = {0};
+            cu_red_type(v, &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
+            if (c->atomic) {
+                t.len = 0;
+                cu_atomic_type(v, &t);
+                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
+            }
+            if (decl == RED_INIT)
+                emit_line(&c->w, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
+            else if (decl == RED_SHARED)
+                emit_line(&c->w, "__shared__ R%d::S sh%d[8][32 * V];", v->id, v->id);
+            buf_free(&t);
+        }
+    return nreds;
+}
+
 static void emit_ticket(KCtx *c, const char *counter, const char *total)
 {
     emit_line(&c->w, "if (threadIdx.x == 0)");
@@ -179,22 +209,7 @@ void cu_emit_scalar_body(KCtx *c)
     cu_groups_product(c, -1, &n);
     emit_line(&c->w, "const I n = %s;", n.data);
     const IrNode *reds[64];
-    int nreds = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
-            const IrNode *v = k->values[i];
-            reds[nreds++] = v;
-            Buf t = {0};
-            cu_red_type(v, &t);
-            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
-            if (c->atomic) {
-                t.len = 0;
-                cu_atomic_type(v, &t);
-                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
-            }
-            emit_line(&c->w, "R%d::S a%d = R%d::init();", v->id, v->id, v->id);
-            buf_free(&t);
-        }
+    int nreds = collect_reductions(c, reds, RED_INIT);
     RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
     scalar_fold(c, &rc);
     scalar_combine(c, reds, nreds);
@@ -432,22 +447,7 @@ void cu_emit_cols_body(KCtx *c)
     emit_line(&c->w, "const I nI = %s; /* inner kept: the columns */", b.data);
     buf_free(&b);
     const IrNode *reds[64];
-    int nreds = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
-            const IrNode *v = k->values[i];
-            reds[nreds++] = v;
-            Buf t = {0};
-            cu_red_type(v, &t);
-            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
-            if (c->atomic) {
-                t.len = 0;
-                cu_atomic_type(v, &t);
-                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
-            }
-            emit_line(&c->w, "__shared__ R%d::S sh%d[8][32 * V];", v->id, v->id);
-            buf_free(&t);
-        }
+    int nreds = collect_reductions(c, reds, RED_SHARED);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
     emit_line(&c->w, "const I civ = ((I)blockIdx.x * 32 + tx) * V; /* this thread's first column */");
@@ -534,21 +534,7 @@ void cu_emit_mid_body(KCtx *c)
     emit_line(&c->w, "const I nI = gs%d; /* inner reduced: a row's contiguous elements */", L);
     buf_free(&b);
     const IrNode *reds[64];
-    int nreds = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
-            const IrNode *v = k->values[i];
-            reds[nreds++] = v;
-            Buf t = {0};
-            cu_red_type(v, &t);
-            emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
-            if (c->atomic) {
-                t.len = 0;
-                cu_atomic_type(v, &t);
-                emit_line(&c->w, "typedef %s A%d;", t.data, v->id);
-            }
-            buf_free(&t);
-        }
+    int nreds = collect_reductions(c, reds, RED_TYPES);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "/* this split's steps [u0, u1) of the nO rows of nIv vectors */");
     emit_line(&c->w, "const I nIv = nI / V;");
