@@ -161,6 +161,7 @@ typedef struct Variant {
     int sh;   /* cached row kernels: windowed (SH), rows at any element offset */
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
+    int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
     char name[200];
 } Variant;
 

@@ -100,7 +100,9 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
                 emit_line(&c->w, "    %s_rl_body<%s, %d, %d>(%s);", c->k->name, I, v[i].tpr, v[i].bs, asr.data);
             break;
         case VK_SCALAR: emit_line(&c->w, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
-        case VK_COLS: emit_line(&c->w, "    %s_cols_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
+        case VK_COLS:
+            emit_line(&c->w, "    %s_cols_body<%s, %d, %d>(%s);", c->k->name, I, v[i].vw, v[i].ws, as.data);
+            break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         }
         emit_line(&c->w, "}");

@@ -220,8 +220,9 @@ void cu_emit_scalar_body(KCtx *c)
     buf_free(&ps);
 }
 
-/* After each warp ty has put its states in sh<id>[ty]: warp 0 combines the
- * 8 warps' states of each of its columns in warp order (deterministic). */
+/* After each warp ty has put its states in sh<id>[ty]: warp 0 of the
+ * block's tile of 8 warps (WS 8) combines their states of each of its
+ * columns in warp order (deterministic). */
 static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds)
 {
     emit_line(&c->w, "__syncthreads();");
@@ -239,28 +240,13 @@ static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds
     cu_close_scope(c);
 }
 
-/* One outer index's pass over its split of the rows: 8 warps, a row each
- * step, V adjacent columns a thread (16-byte loads where aligned). */
-static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig,
-                            int ni)
+/* The element work of one row step: V adjacent columns a thread (16-byte
+ * loads of the full accesses where aligned, else one element). */
+static void cols_step(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
 {
-    int vecok = c->L->vw > 1;
-    emit_line(&c->w, "if (active) {");
-    cu_open_scope(c);
-    /* 8 rows a step where every state is one or two words (sum, max, ...):
-     * eight independent loads in flight per thread.  On the H200 colsum
-     * took, with 4 rows a step against 8: 143.1 -> 130.8 us at 96 columns,
-     * 126.4 -> 103.5 at 333, 131.3 -> 103.4 at 3001, 67.8 -> 66.8 at 8192
-     * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
-     * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
-     * of tests/codegen/kernel-reduce-middle.fuse). */
-    emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll 8" : "#pragma unroll 4");
-    emit_line(&c->w, "for (I r = r0 + ty; r < r1; r += 8) {");
-    cu_open_scope(c);
     cu_decompose_list(c, "r", rg, nr);
     RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
-    if (vecok) {
-        /* V adjacent columns: 16-byte loads of the full accesses */
+    if (c->L->vw > 1) {
         cu_decompose_list(c, "civ", ig, ni);
         emit_line(&c->w, "if (V > 1) {");
         cu_open_scope(c);
@@ -297,6 +283,30 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *
         cu_round_elem(c, &rc);
     }
     c->accidx = NULL;
+}
+
+/* One outer index's pass over its split of the rows, V adjacent columns a
+ * thread: alone on its tile, a thread reads every row (WS 1); 8 warps on
+ * one tile take a row each in turn (WS 8). */
+static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig,
+                            int ni)
+{
+    emit_line(&c->w, "if (active) {");
+    cu_open_scope(c);
+    /* 8 rows a step where every state is one or two words (sum, max, ...):
+     * eight independent loads in flight per thread.  On the H200 colsum
+     * took, with 4 rows a step against 8: 143.1 -> 130.8 us at 96 columns,
+     * 126.4 -> 103.5 at 333, 131.3 -> 103.4 at 3001, 67.8 -> 66.8 at 8192
+     * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
+     * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
+     * of tests/codegen/kernel-reduce-middle.fuse).  A warp alone on its
+     * tile (WS 1) keeps half as many: with 8, ptxas spilled bf16 and
+     * LayerNorm-backward column sums, with 4 an argmin. */
+    emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll (WS == 1 ? 4 : 8)"
+                                                       : "#pragma unroll (WS == 1 ? 2 : 4)");
+    emit_line(&c->w, "for (I r = r0 + (WS == 1 ? 0 : ty); r < r1; r += WS) {");
+    cu_open_scope(c);
+    cols_step(c, reds, nreds, rg, nr, ig, ni);
     cu_close_scope(c);
     cu_close_scope(c);
 }
@@ -305,7 +315,7 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *
  * combined in split order by the tile's last block, or atomically. */
 static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
 {
-    emit_line(&c->w, "int done = nsplit == 1;");
+    emit_line(&c->w, "int done = WS == 1 || nsplit == 1; /* a warp alone on its tile reads every row */");
     emit_line(&c->w, "if (!done) {");
     cu_open_scope(c);
     /* Split over blocks: warp 0 stores its columns' states into the split's
@@ -340,9 +350,10 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
     emit_line(&c->w, "if (done) {");
     cu_open_scope(c);
     emit_line(&c->w, "__threadfence();");
-    /* the 8-warp combine for states of one or two words without division;
-     * Welford (var, std) and argmax states keep one warp: their combine
-     * divides or compares indices, and ptxas spilled the 8-warp form */
+    /* the combine over the tile's warps for states of one or two words
+     * without division; Welford (var, std) and argmax states keep one warp:
+     * their combine divides or compares indices, and ptxas spilled the
+     * 8-warp form */
     int small = cu_cols_small_states(reds, nreds);
     int par = !c->atomic;
     if (par) {
@@ -405,8 +416,9 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
 }
 
 /* The column / middle-axes reduction (RL_COLS, RL_MIDDLE): a thread owns V
- * adjacent kept inner columns of a tile of 32 threads, 8 warps take the
- * rows of the block's split in turn, the warps' states combine in warp
+ * adjacent kept inner columns of a tile of 32 threads; each warp reads every
+ * row of its own tile (WS 1, fzk_cols_ws) or the block's 8 warps take the
+ * rows of one tile's split in turn (WS 8), their states combine in warp
  * order, and split blocks combine per tile (cols_split_combine). */
 void cu_emit_cols_body(KCtx *c)
 {
@@ -425,7 +437,7 @@ void cu_emit_cols_body(KCtx *c)
     Buf ps = {0};
     cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
     cu_reset_point(c);
-    emit_line(&c->w, "template <class I, int V>");
+    emit_line(&c->w, "template <class I, int V, int WS>");
     emit_line(&c->w, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
     emit_line(&c->w, "{");
     cu_open_scope(c);
@@ -450,7 +462,8 @@ void cu_emit_cols_body(KCtx *c)
     int nreds = collect_reductions(c, reds, RED_SHARED);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
-    emit_line(&c->w, "const I civ = ((I)blockIdx.x * 32 + tx) * V; /* this thread's first column */");
+    emit_line(&c->w, "/* this thread's first column: in the block's tile (WS 8) or its warp's */");
+    emit_line(&c->w, "const I civ = WS == 1 ? (((I)blockIdx.x * 8 + ty) * 32 + tx) * V : ((I)blockIdx.x * 32 + tx) * V;");
     emit_line(&c->w, "const bool active = civ < nI;");
     emit_line(&c->w, "const I chunk = (R + nsplit - 1) / nsplit;");
     emit_line(&c->w, "const I r0 = (I)blockIdx.z * chunk;");
@@ -466,15 +479,18 @@ void cu_emit_cols_body(KCtx *c)
         emit_line(&c->w, "    a%d[j] = R%d::init();", reds[i]->id, reds[i]->id);
     }
     cols_accumulate(c, reds, nreds, rg, nr, ig, ni);
-    emit_line(&c->w, "/* combine the 8 warps' states of each column in warp order */");
+    emit_line(&c->w, "/* combine the WS warps' states of each column in warp order */");
+    emit_line(&c->w, "if (WS > 1) {");
+    cu_open_scope(c);
     for (int i = 0; i < nreds; i++) {
         emit_line(&c->w, "#pragma unroll");
         emit_line(&c->w, "for (int j = 0; j < V; j++)");
         emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", reds[i]->id, reds[i]->id);
     }
     emit_cols_warp_combine(c, reds, nreds);
+    cu_close_scope(c);
     cols_split_combine(c, reds, nreds);
-    emit_line(&c->w, "if (done && ty == 0 && active) {");
+    emit_line(&c->w, "if (done && (WS == 1 || ty == 0) && active) {");
     cu_open_scope(c);
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");

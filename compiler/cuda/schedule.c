@@ -255,6 +255,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->sh = 0;
     x->cl = 1;
     x->sm = 0;
+    x->ws = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
@@ -577,17 +578,22 @@ static int plan_loop(KCtx *c, Variant *v)
     return n;
 }
 
-/* Column / middle-axes reductions: a vector variant, then the scalar one. */
+/* Column reductions: a vector variant, then the scalar one, for tiles of 8
+ * warps and of one (fzk_cols_ws). */
 static int plan_cols(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
     int n = 0;
     int vw = cols_vec_width(c);
-    if (vw > 1) {
-        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_v");
-        v[n - 1].vw = vw;
+    for (int ws = 8; ws >= 1; ws -= 7) {
+        if (vw > 1) {
+            add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
+            v[n - 1].vw = vw;
+            v[n - 1].ws = ws;
+        }
+        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
+        v[n - 1].ws = ws;
     }
-    add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols");
     return n;
 }
 

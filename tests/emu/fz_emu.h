@@ -880,10 +880,15 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
     S.failed = 0;
     S.cur = -1;
     /* FZ_EMU_TRACE=FILE: append the name of every launched kernel, so a
-     * test can check which variant the launcher picked */
+     * test can check which variant the launcher picked; with
+     * FZ_EMU_TRACE_GRID=1 its grid too ("name gx gy gz") */
     if (const char *trace = getenv("FZ_EMU_TRACE")) {
         if (FILE *tf = fopen(trace, "a")) {
-            fprintf(tf, "%s\n", name);
+            const char *tg = getenv("FZ_EMU_TRACE_GRID");
+            if (tg && *tg == '1')
+                fprintf(tf, "%s %u %u %u\n", name, grid.x, grid.y, grid.z);
+            else
+                fprintf(tf, "%s\n", name);
             fclose(tf);
         }
     }
