@@ -75,7 +75,7 @@ static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
             buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)in%d %% %d == 0;\n", i, i, c->inbuf[c->acc[a].node->id],
                        vw * dtype_size(MDT(c, c->acc[a].node)));
     for (int o = 0; o < c->k->noutputs; o++)
-        if (cu_out_is_elem(c, o) && cu_depends_on_red(c, c->k->outputs[o]))
+        if (cu_out_is_elem(c, o))
             buf_printf(b, "    rvec%d = rvec%d && (uintptr_t)out%d %% %d == 0;\n", i, i, o,
                        vw * dtype_size(MDT(c, c->k->outputs[o])));
 }

@@ -86,13 +86,31 @@ static void row_vec_load(KCtx *c, int a)
  * that needs the row's reductions goes out as the V-element vector vo<i>
  * at rb (the reduced group's index); in a windowed body (sh, the template
  * flag SH) a partial first or last vector goes an element at a time. */
-static void row_vec_stores(KCtx *c, int sh)
+/* Whether the pass of rc writes element output i: the first round those
+ * that need no reduction, the final pass those that do. */
+static int row_pass_stores(KCtx *c, const RoundCtx *rc, int i)
+{
+    if (!cu_out_is_elem(c, i))
+        return 0;
+    int dep = cu_depends_on_red(c, c->k->outputs[i]);
+    return (rc->first && !dep) || (rc->final && dep);
+}
+
+static int row_pass_stores_any(KCtx *c, const RoundCtx *rc)
+{
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (row_pass_stores(c, rc, i))
+            return 1;
+    return 0;
+}
+
+static void row_vec_stores(KCtx *c, const RoundCtx *rc, int sh)
 {
     int g = c->ng - 1;
     const char *saved = c->gi[g];
     c->gi[g] = "rb";
     for (int i = 0; i < c->k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i])) {
+        if (row_pass_stores(c, rc, i)) {
             Access a = {c->k->outputs[i], {0}};
             cu_out_map(c, c->k->outputs[i], a.map);
             Buf off = {0};
@@ -211,16 +229,17 @@ static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
 }
 
 /* One vector step of the looped row body at rb (row_elem_loop_vec): the
- * cached inputs' vectors, the element loop, the final pass's vector
- * stores (vs) */
-static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
+ * cached inputs' vectors, the element loop, the pass's vector stores */
+static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
 {
+    const RoundCtx *rc = ctx;
+    int vs = row_pass_stores_any(c, rc);
     cu_decompose(c, "rb", 1);
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_cached(c, &c->acc[a]))
             row_vec_load(c, a);
     for (int i = 0; vs && i < c->k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i]))
+        if (row_pass_stores(c, rc, i))
             emit_line(&c->w, "fz_vec<%s, V> vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i);
     /* the element loop goes to `body` first: the per-column vectors it
      * reads are declared in front of it (row_vec_loads) */
@@ -244,7 +263,7 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int vs, int win)
     row_vec_loads(c, V, win ? 2 : 0, &body);
     buf_free(&body);
     if (vs)
-        row_vec_stores(c, 0);
+        row_vec_stores(c, rc, 0);
 }
 
 /* A reduction kernel's vector loop over its row (it writes no row, so
@@ -277,7 +296,6 @@ static void row_reduce_unroll(KCtx *c)
  * softmax at 30001 / 50257 went from 188.8 / 225.0 to 194.8 / 236.5 */
 static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
 {
-    RoundCtx *rc = ctx;
     int spread = c->loopvec >= 8;
     emit_line(&c->w, "{");
     cu_open_scope(c);
@@ -314,7 +332,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
     }
     cu_open_scope(c);
     emit_line(&c->w, "const I rb = rbn;");
-    row_vec_step(c, fn, ctx, c->loopvec, rc->final, 1);
+    row_vec_step(c, fn, ctx, c->loopvec, 1);
     cu_close_scope(c);
     if (!spread) {
         if (rev)
@@ -334,8 +352,10 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
  * V-element vectors of the row-shaped inputs at rb, rb + TPR * V, ... (16
  * bytes a load instead of 4; windowed, from rb = -sh on, the partial first
  * and last vector apart, row_wloop_pass), the per-column inputs as
- * vectors at rb (row_vec_loads), and the final pass stores V-element
- * vectors. */
+ * vectors at rb (row_vec_loads), and each pass stores its element
+ * outputs as V-element vectors (the first round those that need no
+ * reduction, the final pass the others): element stores of 2 bytes took
+ * eight store instructions a vector. */
 static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
@@ -361,7 +381,7 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
         row_reduce_unroll(c);
         emit_line(&c->w, "for (I rb = (I)lane * V; rb < R; rb += (I)TPR * V) {");
         cu_open_scope(c);
-        row_vec_step(c, fn, ctx, c->loopvec, rc->final, 0);
+        row_vec_step(c, fn, ctx, c->loopvec, 0);
         cu_close_scope(c);
     }
 }
@@ -373,7 +393,9 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         row_elem_loop_vec(c, fn, ctx);
         return;
     }
-    int vs = cached && rc->final && c->L->vw > 1;
+    /* rows in shared memory store their first round's outputs an element
+     * at a time: with vectors the bf16 residual add of rmsnorm spilled */
+    int vs = cached && row_pass_stores_any(c, rc) && c->L->vw > 1 && (rc->final || !c->smem);
     int vw = cached ? c->L->vw : 1;
     /* Rows in shared memory at any offset: whole vectors inside the row
      * (all but a row's first and last) take a copy of the element body
@@ -392,7 +414,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         emit_line(&c->w, "if (rb < %s) {", row_end(c));
         cu_open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
-            if (cu_out_is_elem(c, i) && cu_depends_on_red(c, c->k->outputs[i]))
+            if (row_pass_stores(c, rc, i))
                 emit_line(&c->w, "fz_vec<%s, V> vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i);
         if (vw > 1) {
             /* the element loop goes to `body` first: the row-only vectors
@@ -439,7 +461,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
             buf_free(&body);
         }
         if (vs)
-            row_vec_stores(c, c->window);
+            row_vec_stores(c, rc, c->window);
         cu_close_scope(c);
     }
     cu_close_scope(c);
@@ -466,13 +488,9 @@ void cu_round_elem(KCtx *c, void *vctx)
         emit_line(&c->w, "a%d%s = R%d::upd(a%d%s, %s, (long long)r);", n->id, ax, n->id, n->id, ax, e.data);
         buf_free(&e);
     }
-    for (int i = 0; i < c->k->noutputs; i++) {
-        if (!cu_out_is_elem(c, i))
-            continue;
-        int dep = cu_depends_on_red(c, c->k->outputs[i]);
-        if ((rc->first && !dep) || (rc->final && dep))
+    for (int i = 0; i < c->k->noutputs; i++)
+        if (row_pass_stores(c, rc, i))
             cu_emit_store(c, i, "I");
-    }
     if (rc->last)
         row_cache_rewrite(c, from);
 }

@@ -460,14 +460,14 @@ static int reads_per_column(const KCtx *c)
  * be read a vector at a time (the windowed variants, SH): a row's vectors
  * start at its element offset rounded down to V, so the first and the last
  * may be partial and go an element at a time.  That needs one shift for
- * every row-shaped access: each cached input and each element output the
- * last pass stores as vectors sits at the same offset in its array (the
+ * every row-shaped access: each cached input and each element output
+ * (stored as vectors) sits at the same offset in its array (the
  * offsets, with the group indices named, read the same), and the launcher
  * checks that their pointers are congruent modulo the vector. */
 
 /* The row-shaped accesses of a cached row kernel: i counts the collected
  * accesses, then the outputs.  1 for a cached input or an element output
- * the output pass stores as vectors, with *x its access and ptr its
+ * (each pass stores its element outputs as vectors), with *x its access and ptr its
  * pointer's name (in<b> or out<i>); 0 for the others. */
 int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen)
 {
@@ -479,7 +479,7 @@ int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen)
         return 1;
     }
     i -= c->nacc;
-    if (!cu_out_is_elem(c, i) || !cu_depends_on_red(c, c->k->outputs[i]))
+    if (!cu_out_is_elem(c, i))
         return 0;
     x->node = c->k->outputs[i];
     cu_out_map(c, x->node, x->map);
