@@ -946,6 +946,53 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
     return 1;
 }
 
+/* The tensor parameter of space's shape that both groups read (directly or
+ * through views), or NULL. */
+static const IrNode *shared_input(Ctx *c, const Group *a, const Group *b)
+{
+    for (int p = 0; p < c->f->nnodes; p++) {
+        const IrNode *x = c->f->nodes[p];
+        if (x->op != OP_PARAM || !ir_shape_eq(&x->shape, &a->space))
+            continue;
+        int in_a = 0, in_b = 0;
+        for (int u = 0; u < c->nusers[p]; u++) {
+            const IrNode *y = c->users[p][u];
+            while (is_view(y) && c->nusers[y->id] == 1)
+                y = c->users[y->id][0];
+            in_a |= a->lvl[y->id] != 0;
+            in_b |= b->lvl[y->id] != 0;
+        }
+        if (in_a && in_b)
+            return x;
+    }
+    return NULL;
+}
+
+/* Reductions of one input over different axes (row and column sums of a
+ * matrix) stay in kernels of their own, each reading the input: say so,
+ * with the read it costs. */
+static void report_sibling_axes(Ctx *c)
+{
+    for (int i = 0; i < c->ng; i++)
+        for (int j = i + 1; j < c->ng; j++) {
+            Group *a = c->g[i], *b = c->g[j];
+            if (a->dead || b->dead || a->kind == KK_LOOP || b->kind == KK_LOOP || a->axes == b->axes ||
+                !ir_shape_eq(&a->space, &b->space) || !a->nwr || !b->nwr)
+                continue;
+            const IrNode *x = shared_input(c, a, b);
+            if (!x)
+                continue;
+            int rank = a->space.rank;
+            reject(c, b->wr[0].node, a->wr[0].node, "sibling-axes",
+                   arena_printf(c->a, "%%%d (%s) and %%%d (%s) reduce %s over different axes: each reads "
+                                "%s %s, one read more than a single pass, which would write a partial state "
+                                "of every kept element from each block and fold them",
+                                b->wr[0].node->id, axes_words(c->a, b->axes, rank), a->wr[0].node->id,
+                                axes_words(c->a, a->axes, rank), x->name ? x->name : "the input",
+                                x->name ? x->name : "the input", shape_words(c->a, c->f, &x->shape)));
+        }
+}
+
 static void merge_sideways(Ctx *c)
 {
     uint8_t *dep = dependencies(c); /* recomputed after each merge only */
@@ -953,6 +1000,7 @@ static void merge_sideways(Ctx *c)
         for (int j = i + 1; j < c->ng; j++)
             if (unite(c, i, j, dep))
                 dep = dependencies(c);
+    report_sibling_axes(c);
 }
 
 /* A loop group whose outputs a later group of the same space reads (a value
