@@ -337,6 +337,27 @@ def select_cases(text):
     return out
 
 
+def set_sweep_sizes(ap, names, specs):
+    """--dims: each spec becomes a size of every selected program, labelled
+    by its values (A9_B2051); returns the labels."""
+    labels = []
+    for spec in specs:
+        try:
+            dims = {k.strip(): int(v) for k, v in (kv.split("=") for kv in spec.split(",") if kv)}
+        except ValueError:
+            ap.error("--dims: %r is not NAME=SIZE,..." % spec)
+        label = "_".join("%s%d" % kv for kv in dims.items())
+        for n in names:
+            want = set(next(iter(C.CASES[n]["sizes"].values())))
+            if set(dims) != want:
+                ap.error("--dims %s: %s takes %s" % (spec, n, ",".join(sorted(want))))
+            C.CASES[n]["sizes"] = dict(C.CASES[n]["sizes"], **{label: dims})
+        labels.append(label)
+    for n in names:
+        C.CASES[n]["sizes"] = {k: v for k, v in C.CASES[n]["sizes"].items() if k in labels}
+    return set(labels)
+
+
 def size_wanted(labels, rank, sizes_filter):
     """--sizes names labels; "large" also means every program's first size
     and "odd" its others (the vocabulary programs' sizes are named v32000...)."""
@@ -815,6 +836,9 @@ def main():
     ap.add_argument("--cases", default="", help="comma list of programs (names or parts of names)")
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--sizes", default="", help="comma list of size labels (large, odd, v32000, ...); default all")
+    ap.add_argument("--dims", action="append", default=[], metavar="A=9,B=2051",
+                    help="(repeatable) run the selected programs at these sizes instead of their own: a sweep "
+                         "with the peers in the same run; every dim of a program must be given")
     ap.add_argument("--variants", default="static,symbolic",
                     help="fusec builds to time: static, symbolic (cuda target), nvrtc (static dims)")
     ap.add_argument("--skip", default="", help="comma list of peers to leave out: torch,compile,jax")
@@ -856,6 +880,8 @@ def main():
     if not (args.out or args.dry_run):
         ap.error("--out is needed")
     sizes_filter = set(filter(None, args.sizes.split(",")))
+    if args.dims:
+        sizes_filter = set_sweep_sizes(ap, names, args.dims)
     runs = ordered_runs(names, dtypes, sizes_filter)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
