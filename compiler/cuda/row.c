@@ -82,10 +82,6 @@ static void row_vec_load(KCtx *c, int a)
     buf_free(&off);
 }
 
-/* The output pass of a row body with vector stores: each element output
- * that needs the row's reductions goes out as the V-element vector vo<i>
- * at rb (the reduced group's index); in a windowed body (sh, the template
- * flag SH) a partial first or last vector goes an element at a time. */
 /* Whether the pass of rc writes element output i: the first round those
  * that need no reduction, the final pass those that do. */
 static int row_pass_stores(KCtx *c, const RoundCtx *rc, int i)
@@ -104,6 +100,10 @@ static int row_pass_stores_any(KCtx *c, const RoundCtx *rc)
     return 0;
 }
 
+/* The vector stores of a pass of a row body: each element output the pass
+ * writes (row_pass_stores) goes out as the V-element vector vo<i> at rb
+ * (the reduced group's index); in a windowed body (sh, the template flag
+ * SH) a partial first or last vector goes an element at a time. */
 static void row_vec_stores(KCtx *c, const RoundCtx *rc, int sh)
 {
     int g = c->ng - 1;
