@@ -983,13 +983,13 @@ static void report_sibling_axes(Ctx *c)
             if (!x)
                 continue;
             int rank = a->space.rank;
+            const char *xn = x->name ? x->name : "the input";
             reject(c, b->wr[0].node, a->wr[0].node, "sibling-axes",
                    arena_printf(c->a, "%%%d (%s) and %%%d (%s) reduce %s over different axes: each reads "
                                 "%s %s, one read more than a single pass, which would write a partial state "
                                 "of every kept element from each block and fold them",
                                 b->wr[0].node->id, axes_words(c->a, b->axes, rank), a->wr[0].node->id,
-                                axes_words(c->a, a->axes, rank), x->name ? x->name : "the input",
-                                x->name ? x->name : "the input", shape_words(c->a, c->f, &x->shape)));
+                                axes_words(c->a, a->axes, rank), xn, xn, shape_words(c->a, c->f, &x->shape)));
         }
 }
 
@@ -1000,7 +1000,6 @@ static void merge_sideways(Ctx *c)
         for (int j = i + 1; j < c->ng; j++)
             if (unite(c, i, j, dep))
                 dep = dependencies(c);
-    report_sibling_axes(c);
 }
 
 /* A loop group whose outputs a later group of the same space reads (a value
@@ -1169,6 +1168,7 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     if (!no_fusion) {
         merge_down(&c);
         merge_sideways(&c);
+        report_sibling_axes(&c);
     }
     Group **ord;
     int nord;

@@ -338,6 +338,18 @@ static void launch_loop(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_free(&n);
 }
 
+/* One pair of column variants: the 16-byte one (of two) where `vec`
+ * holds, else the element-wise one. */
+#define COLS_LAUNCH "return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, " \
+                    "stream, args);\n"
+static void launch_cols_pair(const Variant *v, int n, int base, const char *ind, Buf *b)
+{
+    if (n > 1)
+        buf_printf(b, "%s    if (vec)\n%s        " COLS_LAUNCH, ind, ind, base, v[0].name);
+    buf_printf(b, "%s    " COLS_LAUNCH, ind, base + n - 1, v[n - 1].name);
+}
+#undef COLS_LAUNCH
+
 /* Column reductions: tiles of 32 columns (32 vectors when aligned), a
  * warp a tile or 8 (fzk_cols_ws), the reduced range split over
  * blockIdx.z. */
@@ -363,24 +375,13 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
                 "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count);\n"
                 "    nsplit = (int)ns;\n");
-    /* v: [_cols_v,] _cols (8 warps a tile), [_cols_v1,] _cols1 (1, no split) */
+    /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
+     * a tile, no split): the same pair for each */
     int h = nv / 2;
-    for (int w = 1; w >= 0; w--) {
-        const Variant *x = &v[w ? h : 0];
-        int xb = base + (w ? h : 0);
-        const char *ind = w ? "    " : "";
-        if (w)
-            buf_puts(b, "    if (ws == 1) {\n");
-        if (vw > 1) {
-            buf_printf(b, "%s    if (vec)\n%s    ", ind, ind);
-            buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, "
-                          "0, stream, args);\n", xb, x[0].name);
-        }
-        buf_printf(b, "%s    return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, "
-                      "stream, args);\n", ind, xb + h - 1, x[h - 1].name);
-        if (w)
-            buf_puts(b, "    }\n");
-    }
+    buf_puts(b, "    if (ws == 1) {\n");
+    launch_cols_pair(v + h, h, base + h, "    ", b);
+    buf_puts(b, "    }\n");
+    launch_cols_pair(v, h, base, "", b);
 }
 
 /* Middle-axes reductions: a warp an output for many outputs of short
