@@ -49,6 +49,8 @@ typedef struct Group {
     KernelKind kind;
     IrShape space;
     uint8_t axes;
+    uint8_t side;      /* KK_REDUCE over columns: the axes of its side (row)
+                          reductions, 0 if none (Kernel.side_axes) */
     uint8_t *lvl;      /* per node id: 0 absent, else FL_ELEM | FL_RED */
     Write *wr;
     int nwr, capwr;
@@ -330,6 +332,7 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
     k->kind = g->kind;
     k->space = g->space;
     k->reduce_axes = g->kind == KK_LOOP ? 0 : g->axes;
+    k->side_axes = g->kind == KK_REDUCE ? g->side : 0;
     k->layout = g->kind == KK_LOOP ? RL_NONE : layout_of(g->axes, g->space.rank);
     /* constants take the level of their users */
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
@@ -910,13 +913,74 @@ static int sideways_ok(const Group *a, const Group *b)
     return a->axes == b->axes;
 }
 
+/* Can the row reductions of b ride along the column reductions of a, in
+ * one pass over their space (side reductions, Kernel.side_axes)?  Both
+ * reduce kernels of one space, a over a prefix of its axes (columns), b
+ * over the rest (rows); b computes per row nothing but its reductions,
+ * each an output (no epilogue), and writes nothing else but element
+ * outputs.  The pass reads the space once instead of twice and stores a
+ * partial state per row and 32-column tile (1/32 of the elements at most),
+ * which a second launch adds up.  NULL if it can, else why not (words for
+ * the sibling-axes report). */
+static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
+{
+    int rank = a->space.rank;
+    uint8_t all = (uint8_t)((1u << rank) - 1u);
+    if (a->kind == KK_ROW || b->kind == KK_ROW)
+        return "a row-persistent kernel keeps no column states";
+    if (a->kind != KK_REDUCE || b->kind != KK_REDUCE || b->side || !ir_shape_eq(&a->space, &b->space))
+        return "they are not two plain reductions of one space";
+    if (layout_of(a->axes, rank) != RL_COLS || (a->axes | b->axes) != all || (a->axes & b->axes) ||
+        (a->side && a->side != b->axes))
+        return "one pass takes a reduction over leading axes beside one over all the other axes";
+    /* both axis sets span elements (static 1s collapse: the pass would
+     * have no rows or no columns) */
+    int arows = 0, bcols = 0;
+    for (int d = 0; d < rank; d++) {
+        arows |= ((a->axes >> d) & 1) && a->space.dims[d].size != 1;
+        bcols |= ((b->axes >> d) & 1) && a->space.dims[d].size != 1;
+    }
+    if (!arows || !bcols)
+        return "one of the two reduces only axes of static size 1";
+    /* per row, only the reductions themselves, each written */
+    for (int pass = 0; pass < 2; pass++)
+        for (int n = 0; n < c->f->nnodes; n++) {
+            const IrNode *v = c->f->nodes[n];
+            if (!(b->lvl[n] & FL_RED) || v->op == OP_CONST)
+                continue;
+            int written = 0;
+            for (int w = 0; w < b->nwr; w++)
+                written |= b->wr[w].node == v;
+            if (pass == 0 && (!is_reduce(v) || v->axes != b->axes || (b->lvl[n] & FL_ELEM)))
+                return arena_printf(c->a, "%%%d is computed from the row reductions in their kernel (an epilogue), "
+                                          "and the pass writes row reductions only as they are",
+                                    v->id);
+            if (pass == 1 && !written)
+                return arena_printf(c->a, "%%%d is used in its kernel, and the pass writes row reductions only as "
+                                          "they are",
+                                    v->id);
+        }
+    for (int w = 0; w < b->nwr; w++)
+        if (!is_reduce(b->wr[w].node) && !ir_shape_eq(&b->wr[w].node->shape, &b->space))
+            return arena_printf(c->a, "%%%d is computed from the row reductions in their kernel (an epilogue), "
+                                      "and the pass writes row reductions only as they are",
+                                b->wr[w].node->id);
+    return NULL;
+}
+
+static int side_ok(Ctx *c, const Group *a, const Group *b) { return !side_refusal(c, a, b); }
+
 /* Merge group j into group i when they are independent (dep: the
- * transitive dependencies) and the register budget allows; 1 if done. */
+ * transitive dependencies) and the register budget allows; 1 if done.
+ * Row reductions join a column kernel as its side reductions (side_ok). */
 static int unite(Ctx *c, int i, int j, const uint8_t *dep)
 {
     Group *a = c->g[i], *b = c->g[j];
     int ng = c->ng;
-    if (a->dead || b->dead || !sideways_ok(a, b) || dep[i * ng + j] || dep[j * ng + i])
+    if (a->dead || b->dead || dep[i * ng + j] || dep[j * ng + i])
+        return 0;
+    int side = !sideways_ok(a, b) && side_ok(c, a, b);
+    if (!side && !sideways_ok(a, b))
         return 0;
     Group save = *a;
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
@@ -925,6 +989,8 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
         a->kind = b->kind;
         a->axes = b->axes;
     }
+    if (side)
+        a->side = b->axes;
     for (int n = 0; n < c->f->nnodes; n++)
         a->lvl[n] |= b->lvl[n];
     for (int w = 0; w < b->nwr; w++)
@@ -984,12 +1050,14 @@ static void report_sibling_axes(Ctx *c)
                 continue;
             int rank = a->space.rank;
             const char *xn = x->name ? x->name : "the input";
+            /* the refusal of the order that has a chance: the column group first */
+            const char *why = layout_of(a->axes, rank) == RL_COLS ? side_refusal(c, a, b) : side_refusal(c, b, a);
             reject(c, b->wr[0].node, a->wr[0].node, "sibling-axes",
                    arena_printf(c->a, "%%%d (%s) and %%%d (%s) reduce %s over different axes: each reads "
-                                "%s %s, one read more than a single pass, which would write a partial state "
-                                "of every kept element from each block and fold them",
+                                "%s %s, one read more than a single pass; %s",
                                 b->wr[0].node->id, axes_words(c->a, b->axes, rank), a->wr[0].node->id,
-                                axes_words(c->a, a->axes, rank), xn, xn, shape_words(c->a, c->f, &x->shape)));
+                                axes_words(c->a, a->axes, rank), xn, xn, shape_words(c->a, c->f, &x->shape),
+                                why ? why : "the merged kernel would break the register budget"));
         }
 }
 
@@ -998,7 +1066,7 @@ static void merge_sideways(Ctx *c)
     uint8_t *dep = dependencies(c); /* recomputed after each merge only */
     for (int i = 0; i < c->ng; i++)
         for (int j = i + 1; j < c->ng; j++)
-            if (unite(c, i, j, dep))
+            if (unite(c, i, j, dep) || (!sideways_ok(c->g[i], c->g[j]) && unite(c, j, i, dep)))
                 dep = dependencies(c);
 }
 
@@ -1227,7 +1295,7 @@ static void verify(const Plan *p)
             if (v->op == OP_PARAM || !k->level[i])
                 ICE("plan: a param among the values, or a value without a level");
             if (is_reduce(v) && (k->kind == KK_LOOP || !ir_shape_eq(&v->in[0].node->shape, &k->space) ||
-                                 v->axes != k->reduce_axes))
+                                 (v->axes != k->reduce_axes && (!k->side_axes || v->axes != k->side_axes))))
                 ICE("plan: a reduction that does not match its kernel");
             for (int j = 0; j < v->nin; j++) {
                 const IrNode *o = v->in[j].node;
@@ -1250,8 +1318,9 @@ static void verify(const Plan *p)
             writer[o->id] = ki;
             if (ir_shape_eq(&o->shape, &k->space))
                 continue;
-            IrShape rs = reduced_shape(&k->space, k->reduce_axes);
-            IrShape os = squeeze_ones(&o->shape, &k->space, k->reduce_axes);
+            uint8_t ax = k->side_axes && is_reduce(o) && o->axes == k->side_axes ? k->side_axes : k->reduce_axes;
+            IrShape rs = reduced_shape(&k->space, ax);
+            IrShape os = squeeze_ones(&o->shape, &k->space, ax);
             if (k->kind == KK_LOOP || !ir_shape_eq(&rs, &os))
                 ICE("plan: an output of the wrong shape for its kernel");
         }

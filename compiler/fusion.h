@@ -37,7 +37,8 @@
  * space    loop: the shape every output has (the grid iterates over it).
  *          reduce/row: the shape of the reduced operand(s); every reduction
  *          in the kernel has exactly this operand shape and reduces the axes
- *          reduce_axes (bit i = space dim i).
+ *          reduce_axes (bit i = space dim i), except a column kernel's
+ *          side reductions, which reduce side_axes (below).
  * level    per value (same indexing as values), where it is evaluated:
  *          FL_ELEM: once per element of space (loop kernels: everything;
  *          reduce: the prologue feeding the reductions, plus "ride-along"
@@ -100,6 +101,13 @@ typedef struct Kernel {
      * kernels, the shape of the reduced operand, with reduce_axes over it */
     IrShape space;
     uint8_t reduce_axes;
+    /* KK_REDUCE over columns (RL_COLS) only, else 0: the axes, the
+     * complement of reduce_axes, of the row reductions that ride along in
+     * the same pass ("side" reductions: each block folds its rows' elements
+     * of its columns and stores a partial state a row, which a second
+     * launch of the kernel adds up in column order).  A side reduction is
+     * always an output and feeds nothing else in the kernel. */
+    uint8_t side_axes;
     int looped;            /* KK_ROW: the row does not fit on chip; re-read inside the kernel */
     int est_registers;
     Loc loc;               /* source span of the kernel's first value */
@@ -135,6 +143,8 @@ typedef struct Rejection {
  *   grid-dependency     a full or outer-axis reduction needed by every
  *                       element of its consumer's kernel
  *   space               the two iterate over different spaces or axes
+ *   sibling-axes        reductions of one input over different axes that
+ *                       stay in kernels of their own, each reading it
  *   registers           the merged kernel would exceed --max-registers
  *   multiple-consumers  a reduction used by several kernels: computed once
  *                       in a kernel of its own and stored

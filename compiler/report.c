@@ -198,6 +198,8 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
                 fprintf(out, ", \"layout\": \"%s\"", layout_word(k->layout));
             if (k->kind == KK_ROW)
                 fprintf(out, ", \"looped\": %d", k->looped);
+            if (k->side_axes)
+                fputs(", \"side_layout\": \"rows\"", out);
             fputs(", \"space\": ", out);
             json_shape(out, f, &k->space);
             fputs(", \"values\": ", out);
@@ -305,6 +307,19 @@ static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
     case KK_ROW:
         fprintf(out, "row-persistent, rows of %s%s", b.data, k->looped ? ", looped" : "");
         break;
+    }
+    if (k->side_axes) {
+        /* the side reductions: rows of the kept dims, in the same pass */
+        IrShape sr = {0};
+        for (int i = 0; i < k->space.rank; i++)
+            if ((k->side_axes >> i) & 1)
+                sr.dims[sr.rank++] = k->space.dims[i];
+        b.len = 0;
+        if (sr.rank == 1)
+            ir_dim_str(f, sr.dims[0], &b);
+        else
+            ir_shape_str(f, &sr, &b);
+        fprintf(out, " and rows of %s in the same pass", b.data);
     }
     buf_free(&b);
 }

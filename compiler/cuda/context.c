@@ -204,10 +204,12 @@ void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map)
     int r = n->shape.rank;
     int nkept = 0;
     int kept[IR_MAX_RANK];
+    /* a side reduction's output is indexed by the dims it keeps */
+    unsigned red = cu_is_side_red(c, n) ? c->k->side_axes : c->red;
     for (int d = 0; d < c->R; d++)
-        if (!((c->red >> d) & 1))
+        if (!((red >> d) & 1))
             kept[nkept++] = d;
-    if (r == c->R || c->red == 0) {
+    if (r == c->R || red == 0) {
         /* the space's rank: keepdims results have static 1 in reduced dims */
         cu_space_map(c, n, map);
         return;
@@ -219,6 +221,12 @@ void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map)
         if (j >= 0 && n->shape.dims[i].size != 1)
             map[i] = (int8_t)kept[j];
     }
+}
+
+/* Is n a side reduction of a column kernel (Kernel.side_axes)? */
+int cu_is_side_red(const KCtx *c, const IrNode *n)
+{
+    return c->k->side_axes && op_info[n->op].cls == OPC_REDUCE && n->axes == c->k->side_axes;
 }
 
 /* position of n in k->values, or -1 */
@@ -738,7 +746,8 @@ void cu_kernel_comment(KCtx *c)
         buf_puts(&b, "one element");
     else
         ir_shape_str(c->f, &k->space, &b);
-    emit_line(&c->w, "/* %s: %s kernel%s over %s, fn %s", k->name, kinds[k->kind], lays[k->layout], b.data, c->f->name);
+    emit_line(&c->w, "/* %s: %s kernel%s over %s, fn %s", k->name, kinds[k->kind],
+              k->side_axes ? " (columns, and rows in the same pass)" : lays[k->layout], b.data, c->f->name);
     buf_free(&b);
     for (int i = 0; i < k->nvalues; i++) {
         const IrNode *v = k->values[i];

@@ -149,7 +149,7 @@ typedef struct KCtx {
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -256,6 +256,11 @@ struct RoundCtx {
     int last;    /* the last round of a cached row with an output pass after it */
     int rev;     /* the windowed looped body: this pass reads the row from its end
                   * where the launch asks (every second pass, row_elem_loop_vec) */
+    /* a column kernel's side reductions: folded into s<id> per row step,
+     * with sidx the element's column index (argmax's) */
+    const IrNode **side;
+    int nside;
+    const char *sidx;
 };
 
 /* SCALAR_MAX_BLOCKS: the most chunks (and partial slots) of a full
@@ -347,6 +352,9 @@ void cu_emit_loop_bodies(KCtx *c, int V);
 
 /* ---- row.c --------------------------------------------------------------- */
 void cu_round_elem(KCtx *c, void *vctx);
+int cu_is_side_red(const KCtx *c, const IrNode *n);
+void cu_emit_cols_rows_body(KCtx *c);
+void cu_host_side_bytes(KCtx *c, Buf *b);
 void cu_emit_row_body(KCtx *c, int cached);
 
 /* ---- reduce.c ------------------------------------------------------------ */

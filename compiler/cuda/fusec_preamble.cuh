@@ -279,6 +279,31 @@ template <class R, int W> static __device__ __forceinline__ typename R::S fz_war
         a = R::comb(a, R::shfl(a, o));
     return R::bcast(a, 0, W);
 }
+/* Reduce U states a lane (U = 2, 4 or 8) over the warp and scatter them:
+ * the result for p[u] is returned to the lanes l with l / (32 / U) == u.
+ * Each step trades half the states with the lane 32 h / U apart (h the
+ * half's size), then the remaining lanes of a u fold theirs: U - 1 +
+ * log2(32 / U) shuffles for U results, where U warp reductions take 5 U.
+ * p is overwritten.  All lanes take part. */
+template <class R, int U> static __device__ __forceinline__ typename R::S fz_warp_scatter(typename R::S *p)
+{
+    const int lane = (int)(threadIdx.x & 31);
+#pragma unroll
+    for (int h = U / 2; h >= 1; h /= 2) {
+        const bool up = (lane & (32 * h / U)) != 0;
+#pragma unroll
+        for (int i = 0; i < h; i++) {
+            const typename R::S mine = up ? p[i + h] : p[i];
+            const typename R::S other = up ? p[i] : p[i + h];
+            p[i] = R::comb(mine, R::shfl(other, 32 * h / U));
+        }
+    }
+    typename R::S a = p[0];
+#pragma unroll
+    for (int o = 16 / U; o > 0; o >>= 1)
+        a = R::comb(a, R::shfl(a, o));
+    return a;
+}
 /* Reduce over the whole block (NW warps); every thread gets the result.
  * Called by all threads of the block (it synchronises). */
 template <class R, int NW> static __device__ __forceinline__ typename R::S fz_block_reduce(typename R::S a)

@@ -206,9 +206,9 @@ static void launch_scratch(KCtx *c, Buf *b)
 {
     const Kernel *k = c->k;
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
-    int nreds = 0;
+    int nreds = 0; /* the side reductions keep partials of their own */
     for (int i = 0; i < k->nvalues; i++)
-        nreds += op_info[k->values[i]->op].cls == OPC_REDUCE;
+        nreds += op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]);
     int cols = cu_is_cols_scheme(c);
     buf_printf(b, "\n/* launch %s */\n", k->name);
     buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
@@ -220,18 +220,27 @@ static void launch_scratch(KCtx *c, Buf *b)
                    nreds * SCALAR_SLOT, SCALAR_MAX_BLOCKS);
     else if (cols && c->atomic) {
         host_cols_sizes(c, b);
-        buf_printf(b, "    (void)R;\n"
-                      "    /* tile counters, then per reduction one atomic accumulator per column */\n"
-                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
-                   nreds * 8);
+        if (k->side_axes) {
+            cu_host_side_bytes(c, b);
+            buf_puts(b, "    /* tile counters, per reduction one atomic accumulator per column, then the\n"
+                        "     * side reductions' row partials */\n"
+                        "    return (size_t)rpe;\n");
+        } else
+            buf_printf(b, "    (void)R;\n"
+                          "    /* tile counters, then per reduction one atomic accumulator per column */\n"
+                          "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
+                       nreds * 8);
     } else if (cols) {
         /* the partials of the most splits any launch of these sizes makes:
          * none where one block takes the whole reduced range */
         host_cols_sizes(c, b);
-        buf_printf(b, "    /* tile counters, then per reduction the partials of the most splits */\n"
+        if (k->side_axes)
+            cu_host_side_bytes(c, b);
+        buf_printf(b, "    /* tile counters, %sthen per reduction the partials of the most splits */\n"
                       "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, (nI + %d) / %d, FZK_MAX_SMS);\n"
-                      "    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (ns > 1 ? (int64_t)%d * ns * nO * nI : 0));\n",
-                   32 * c->L->vw - 1, 32 * c->L->vw, nreds * cu_cols_slot(c));
+                      "    return (size_t)(%s + (ns > 1 ? (int64_t)%d * ns * nO * nI : 0));\n",
+                   k->side_axes ? "the side reductions' row partials, " : "", 32 * c->L->vw - 1, 32 * c->L->vw,
+                   k->side_axes ? "rpe" : "fzk_cols_cnt_bytes(nO, nI)", nreds * cu_cols_slot(c));
     } else if (c->L->mid) {
         host_mid_sizes(c, b);
         if (c->atomic)
@@ -252,7 +261,11 @@ static void launch_scratch(KCtx *c, Buf *b)
      * partials are written before they are read. */
     if (k->kind == KK_REDUCE) { /* NAME_run asks the reduce kernels only */
         buf_printf(b, "static size_t %s_scratch_zero_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);
-        if ((scalar || cols) && c->atomic)
+        if (cols && c->atomic && k->side_axes) {
+            host_cols_sizes(c, b);
+            buf_printf(b, "    (void)R;\n    return (size_t)(fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI);\n",
+                       nreds * 8);
+        } else if ((scalar || cols) && c->atomic)
             buf_printf(b, "    return %s_scratch_bytes(dims);\n", k->name);
         else if (scalar)
             buf_printf(b, "    return %d;\n", SCALAR_HEAD);
@@ -340,13 +353,13 @@ static void launch_loop(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 
 /* One pair of column variants: the 16-byte one (of two) where `vec`
  * holds, else the element-wise one. */
-#define COLS_LAUNCH "return FUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, " \
+#define COLS_LAUNCH "%sFUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, " \
                     "stream, args);\n"
-static void launch_cols_pair(const Variant *v, int n, int base, const char *ind, Buf *b)
+static void launch_cols_pair(const Variant *v, int n, int base, const char *ind, const char *to, Buf *b)
 {
     if (n > 1)
-        buf_printf(b, "%s    if (vec)\n%s        " COLS_LAUNCH, ind, ind, base, v[0].name);
-    buf_printf(b, "%s    " COLS_LAUNCH, ind, base + n - 1, v[n - 1].name);
+        buf_printf(b, "%s    if (vec)\n%s        " COLS_LAUNCH "%s    else\n", ind, ind, to, base, v[0].name, ind);
+    buf_printf(b, "%s    %s" COLS_LAUNCH, ind, n > 1 ? "    " : "", to, base + n - 1, v[n - 1].name);
 }
 #undef COLS_LAUNCH
 
@@ -376,12 +389,26 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count);\n"
                 "    nsplit = (int)ns;\n");
     /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
-     * a tile, no split): the same pair for each */
-    int h = nv / 2;
+     * a tile, no split): the same pair for each; then _rows, the side
+     * reductions' second launch, over the rows with the tiles' count */
+    int side = k->side_axes != 0;
+    int h = (nv - side) / 2;
+    const char *to = side ? "st = " : "return ";
+    if (side)
+        buf_puts(b, "    fusert_status st;\n");
     buf_puts(b, "    if (ws == 1) {\n");
-    launch_cols_pair(v + h, h, base + h, "    ", b);
-    buf_puts(b, "    }\n");
-    launch_cols_pair(v, h, base, "", b);
+    launch_cols_pair(v + h, h, base + h, "    ", to, b);
+    buf_puts(b, side ? "    } else {\n" : "    }\n");
+    launch_cols_pair(v, h, base, side ? "    " : "", to, b);
+    if (!side)
+        return;
+    buf_printf(b, "    }\n"
+                  "    if (st != FUSERT_SUCCESS)\n        return st;\n"
+                  "    nsplit = (int)tiles_w; /* the row partials a row adds */\n"
+                  "    int64_t rblocks = (R * fzk_rows_lanes(tiles_w) + 255) / 256;\n"
+                  "    if (rblocks > (int64_t)sm_count * 8)\n        rblocks = (int64_t)sm_count * 8;\n"
+                  "    return FUSEC_LAUNCH(%d, %s, (unsigned)rblocks, 1, 1, 256, 1, 1, 0, stream, args);\n",
+               base + nv - 1, v[nv - 1].name);
 }
 
 /* Middle-axes reductions: a warp an output for many outputs of short
@@ -840,6 +867,17 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "static FUSEC_MAYBE_UNUSED inline int fzk_cols_ws(int64_t nO, int64_t R, int64_t tiles, int64_t sm_count)\n"
              "{\n"
              "    return R < 32 && nO * tiles * 32 >= sm_count * 2048 ? 1 : 8;\n"
+             "}\n"
+             "/* fzk_rows_lanes: the lanes that add a row's nt partial states in the\n"
+             " * second launch of a column reduction with row reductions beside it:\n"
+             " * a power of two up to 32 with about 8 tiles a lane, past 256 tiles\n"
+             " * the block's 256 threads (the kernel makes the same choice) */\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_rows_lanes(int64_t nt)\n"
+             "{\n"
+             "    int64_t l = 1;\n"
+             "    while (l < 32 && l * 8 < nt)\n"
+             "        l *= 2;\n"
+             "    return l == 32 && l * 8 < nt ? 256 : l;\n"
              "}\n"
              "/* fzk_cols_cnt_bytes: the tile counters at the start of a column\n"
              " * reduction's scratch, one per (outer index, tile of 32 columns), in\n"

@@ -104,6 +104,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             emit_line(&c->w, "    %s_cols_body<%s, %d, %d>(%s);", c->k->name, I, v[i].vw, v[i].ws, as.data);
             break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
+        case VK_COLS_ROWS: emit_line(&c->w, "    %s_rows_body<%s>(%s);", c->k->name, I, as.data); break;
         }
         emit_line(&c->w, "}");
         if (guard)
@@ -176,8 +177,13 @@ static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *
     const Kernel *k = c.k;
     if (k->kind == KK_LOOP)
         cu_emit_loop_bodies(&c, L->vw);
-    else if (cu_is_cols_scheme(&c))
+    else if (k->side_axes && !cu_is_cols_scheme(&c))
+        ICE("side reductions in a kernel that does not take the column scheme");
+    else if (cu_is_cols_scheme(&c)) {
         cu_emit_cols_body(&c);
+        if (k->side_axes)
+            cu_emit_cols_rows_body(&c);
+    }
     else if (!cu_is_row_scheme(k))
         cu_emit_scalar_body(&c);
     else

@@ -16,7 +16,7 @@ static int collect_reductions(KCtx *c, const IrNode **reds, int decl)
     const Kernel *k = c->k;
     int nreds = 0;
     for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE && nreds < 64) {
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]) && nreds < 64) {
             const IrNode *v = k->values[i];
             reds[nreds++] = v;
             Buf t = {0};
@@ -210,7 +210,7 @@ void cu_emit_scalar_body(KCtx *c)
     emit_line(&c->w, "const I n = %s;", n.data);
     const IrNode *reds[64];
     int nreds = collect_reductions(c, reds, RED_INIT);
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL};
     scalar_fold(c, &rc);
     scalar_combine(c, reds, nreds);
     cu_close_scope(c);
@@ -240,12 +240,71 @@ static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds
     cu_close_scope(c);
 }
 
+/* A column kernel's side reductions (Kernel.side_axes) into side, with
+ * their typedefs R<id>; how many. */
+static int collect_side(KCtx *c, const IrNode **side)
+{
+    const Kernel *k = c->k;
+    int nside = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (cu_is_side_red(c, k->values[i]) && nside < 64) {
+            side[nside++] = k->values[i];
+            Buf t = {0};
+            cu_red_type(k->values[i], &t);
+            emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
+            buf_free(&t);
+        }
+    return nside;
+}
+
+/* The side reductions' partial states in scratch: for each, one a row and
+ * tile of 32 columns (ntw tiles, the most any launch makes: those of V 1),
+ * rp<id>[row * ntw + tile], past the most tile counters (and, with atomics,
+ * accumulators) any launch keeps at zscratch, which may be this buffer;
+ * the column partials start at rpe, after them.  The column kernel writes
+ * them, its second launch (_rows) adds them up.  The launcher's
+ * scratch_bytes makes the same sum. */
+static void side_partials(KCtx *c, const IrNode *const *side, int nside, int ncol)
+{
+    emit_line(&c->w, "const I ntw = (nI + 31) / 32; /* the most column tiles of a launch */");
+    if (c->atomic)
+        emit_line(&c->w, "I rpo = (nO * ntw * 4 + 255) / 256 * 256 + (I)%d * nO * nI;", ncol * 8);
+    else
+        emit_line(&c->w, "I rpo = (nO * ntw * 4 + 255) / 256 * 256;");
+    for (int i = 0; i < nside; i++) {
+        int id = side[i]->id;
+        emit_line(&c->w, "R%d::S *const rp%d = (R%d::S *)(scratch + rpo);", id, id, id);
+        emit_line(&c->w, "rpo = (rpo + (I)%d * ntw * R + 15) / 16 * 16;", cu_red_state_bytes(side[i]));
+    }
+    emit_line(&c->w, "const I rpe = (rpo + 255) / 256 * 256;");
+    emit_line(&c->w, "(void)rpe;");
+}
+
+/* The host's rpe of side_partials (scratch_bytes): int64_t rpe. */
+void cu_host_side_bytes(KCtx *c, Buf *b)
+{
+    int ncol = 0;
+    buf_puts(b, "    const int64_t ntw = (nI + 31) / 32;\n");
+    for (int i = 0; i < c->k->nvalues; i++)
+        ncol += op_info[c->k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, c->k->values[i]);
+    if (c->atomic)
+        buf_printf(b, "    int64_t rpo = fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI;\n", ncol * 8);
+    else
+        buf_puts(b, "    int64_t rpo = fzk_cols_cnt_bytes(nO, nI);\n");
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (cu_is_side_red(c, c->k->values[i]))
+            buf_printf(b, "    rpo = (rpo + (int64_t)%d * ntw * R + 15) / 16 * 16;\n",
+                       cu_red_state_bytes(c->k->values[i]));
+    buf_puts(b, "    const int64_t rpe = (rpo + 255) / 256 * 256;\n");
+}
+
 /* The element work of one row step: V adjacent columns a thread (16-byte
  * loads of the full accesses where aligned, else one element). */
-static void cols_step(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
+static void cols_step(KCtx *c, const IrNode **reds, int nreds, const IrNode **side, int nside, const int *rg,
+                      int nr, const int *ig, int ni)
 {
     cu_decompose_list(c, "r", rg, nr);
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, side, nside, "(civ + j)"};
     if (c->L->vw > 1) {
         cu_decompose_list(c, "civ", ig, ni);
         emit_line(&c->w, "if (V > 1) {");
@@ -275,23 +334,67 @@ static void cols_step(KCtx *c, const IrNode **reds, int nreds, const int *rg, in
         emit_line(&c->w, "else {");
         cu_open_scope(c);
         c->accidx = "[0]";
+        rc.sidx = "civ";
         cu_round_elem(c, &rc);
         cu_close_scope(c);
     } else {
         cu_decompose_list(c, "civ", ig, ni);
         c->accidx = "[0]";
+        rc.sidx = "civ";
         cu_round_elem(c, &rc);
     }
     c->accidx = NULL;
 }
 
+/* U rows from rb, with side reductions: the element work of each row,
+ * its side states kept per row (p<id>[u]), then reduced over the warp and
+ * scattered (fz_warp_scatter): lane u * (32 / U) stores row u's partial of
+ * the tile.  tail: rows past r1 are skipped one by one. */
+static void side_group(KCtx *c, const IrNode **reds, int nreds, const IrNode **side, int nside, const int *rg,
+                       int nr, const int *ig, int ni, int tail)
+{
+    for (int i = 0; i < nside; i++) {
+        emit_line(&c->w, "R%d::S p%d[U];", side[i]->id, side[i]->id);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int u = 0; u < U; u++)");
+        emit_line(&c->w, "    p%d[u] = R%d::init();", side[i]->id, side[i]->id);
+    }
+    emit_line(&c->w, "if (active) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int u = 0; u < U; u++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = rb + (I)u * WS;");
+    if (tail) {
+        emit_line(&c->w, "if (r >= r1)");
+        emit_line(&c->w, "    break;");
+    }
+    for (int i = 0; i < nside; i++)
+        emit_line(&c->w, "R%d::S s%d = p%d[u];", side[i]->id, side[i]->id, side[i]->id);
+    cols_step(c, reds, nreds, side, nside, rg, nr, ig, ni);
+    for (int i = 0; i < nside; i++)
+        emit_line(&c->w, "p%d[u] = s%d;", side[i]->id, side[i]->id);
+    cu_close_scope(c);
+    cu_close_scope(c);
+    emit_line(&c->w, "const I r = rb + (I)(tx / (32 / U)) * WS; /* the row whose partial this lane gets */");
+    for (int i = 0; i < nside; i++)
+        emit_line(&c->w, "const R%d::S s%d = fz_warp_scatter<R%d, U>(p%d);", side[i]->id, side[i]->id, side[i]->id,
+                  side[i]->id);
+    emit_line(&c->w, tail ? "if (tx %% (32 / U) == 0 && r < r1) {" : "if (tx %% (32 / U) == 0) {");
+    for (int i = 0; i < nside; i++)
+        emit_line(&c->w, "    rp%d[r * ntw + tile] = s%d;", side[i]->id, side[i]->id);
+    emit_line(&c->w, "}");
+}
+
 /* One outer index's pass over its split of the rows, V adjacent columns a
  * thread: alone on its tile, a thread reads every row (WS 1); 8 warps on
  * one tile take a row each in turn (WS 8). */
-static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig,
-                            int ni)
+static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNode **side, int nside,
+                            const int *rg, int nr, const int *ig, int ni)
 {
-    emit_line(&c->w, "if (active) {");
+    /* with side reductions, every lane of a warp with columns takes each
+     * row step (the warp folds the row's states); else the active lanes */
+    emit_line(&c->w, nside ? "if (civ - (I)tx * V < nI) {" : "if (active) {");
     cu_open_scope(c);
     /* 8 rows a step where every state is one or two words (sum, max, ...):
      * eight independent loads in flight per thread.  On the H200 colsum
@@ -302,11 +405,38 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const int *
      * of tests/codegen/kernel-reduce-middle.fuse).  A warp alone on its
      * tile (WS 1) keeps half as many: with 8, ptxas spilled bf16 and
      * LayerNorm-backward column sums, with 4 an argmin. */
-    emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll (WS == 1 ? 4 : 8)"
-                                                       : "#pragma unroll (WS == 1 ? 2 : 4)");
-    emit_line(&c->w, "for (I r = r0 + (WS == 1 ? 0 : ty); r < r1; r += WS) {");
+    /* With side reductions, U rows a step (side_group): 8 (4 for a warp
+     * alone on its tile reading 16-byte vectors, which spilled with 8),
+     * 4 for Welford and arg states.  Each row's loads issue together only
+     * where the step has no bounds test per row: on the H200 row and column
+     * sums of 30011 x 1531 f32 took 114.3 us with a test per row and 2 rows
+     * a step, 77.4 in whole steps of 8 (a column sum alone: 77.1). */
+    if (nside)
+        emit_line(&c->w, cu_cols_small_states(reds, nreds) && cu_cols_small_states(side, nside)
+                             ? "constexpr int U = V > 1 && WS == 1 ? 4 : 8; /* rows a step */"
+                             : "constexpr int U = 4; /* rows a step */");
+    else
+        emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll (WS == 1 ? 4 : 8)"
+                                                           : "#pragma unroll (WS == 1 ? 2 : 4)");
+    if (!nside) {
+        emit_line(&c->w, "for (I r = r0 + (WS == 1 ? 0 : ty); r < r1; r += WS) {");
+        cu_open_scope(c);
+        cols_step(c, reds, nreds, side, nside, rg, nr, ig, ni);
+        cu_close_scope(c);
+        cu_close_scope(c);
+        return;
+    }
+    /* U rows a step, their side states kept per row (p<id>[u]), then
+     * reduced over the warp and scattered (side_group); whole groups of U
+     * rows first, whose loads issue together, then the last one */
+    emit_line(&c->w, "I rb = r0 + (WS == 1 ? 0 : ty);");
+    emit_line(&c->w, "for (; rb + (I)(U - 1) * WS < r1; rb += (I)U * WS) {");
     cu_open_scope(c);
-    cols_step(c, reds, nreds, rg, nr, ig, ni);
+    side_group(c, reds, nreds, side, nside, rg, nr, ig, ni, 0);
+    cu_close_scope(c);
+    emit_line(&c->w, "if (rb < r1) {");
+    cu_open_scope(c);
+    side_group(c, reds, nreds, side, nside, rg, nr, ig, ni, 1);
     cu_close_scope(c);
     cu_close_scope(c);
 }
@@ -332,8 +462,8 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "A%d::W *acc%d = (A%d::W *)(zscratch + cnt_bytes + (I)%d * nO * nI) + (I)o * nI + civ;", id,
                       id, id, i * 8);
         else
-            emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + cnt_bytes + (I)%d * nsplit * nO * nI);", id, id, id,
-                      i * cu_cols_slot(c));
+            emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + %s + (I)%d * nsplit * nO * nI);", id, id,
+                      id, c->k->side_axes ? "rpe" : "cnt_bytes", i * cu_cols_slot(c));
         emit_line(&c->w, "if (ty == 0 && active)");
         emit_line(&c->w, "#pragma unroll");
         emit_line(&c->w, "    for (int j = 0; j < V; j++)");
@@ -458,13 +588,18 @@ void cu_emit_cols_body(KCtx *c)
         buf_printf(&b, " * gs%d", ig[i]);
     emit_line(&c->w, "const I nI = %s; /* inner kept: the columns */", b.data);
     buf_free(&b);
-    const IrNode *reds[64];
+    const IrNode *reds[64], *side[64];
     int nreds = collect_reductions(c, reds, RED_SHARED);
+    int nside = collect_side(c, side);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
     emit_line(&c->w, "/* this thread's first column: in the block's tile (WS 8) or its warp's */");
     emit_line(&c->w, "const I civ = WS == 1 ? (((I)blockIdx.x * 8 + ty) * 32 + tx) * V : ((I)blockIdx.x * 32 + tx) * V;");
     emit_line(&c->w, "const bool active = civ < nI;");
+    if (nside) {
+        side_partials(c, side, nside, nreds);
+        emit_line(&c->w, "const I tile = civ / (32 * V); /* the warp's tile of 32 V columns */");
+    }
     emit_line(&c->w, "const I chunk = (R + nsplit - 1) / nsplit;");
     emit_line(&c->w, "const I r0 = (I)blockIdx.z * chunk;");
     emit_line(&c->w, "const I r1 = r0 + chunk < R ? r0 + chunk : R;");
@@ -478,7 +613,7 @@ void cu_emit_cols_body(KCtx *c)
         emit_line(&c->w, "for (int j = 0; j < V; j++)");
         emit_line(&c->w, "    a%d[j] = R%d::init();", reds[i]->id, reds[i]->id);
     }
-    cols_accumulate(c, reds, nreds, rg, nr, ig, ni);
+    cols_accumulate(c, reds, nreds, side, nside, rg, nr, ig, ni);
     emit_line(&c->w, "/* combine the WS warps' states of each column in warp order */");
     emit_line(&c->w, "if (WS > 1) {");
     cu_open_scope(c);
@@ -500,7 +635,7 @@ void cu_emit_cols_body(KCtx *c)
         cu_finish_reduction(c, reds[i], "[j]", "R");
     }
     for (int i = 0; i < k->noutputs; i++)
-        if (!cu_out_is_elem(c, i))
+        if (!cu_out_is_elem(c, i) && !cu_is_side_red(c, k->outputs[i]))
             cu_emit_store(c, i, "I");
     cu_close_scope(c);
     cu_close_scope(c);
@@ -509,6 +644,86 @@ void cu_emit_cols_body(KCtx *c)
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
+    buf_free(&ps);
+}
+
+/* The second launch of a column kernel with side reductions: L lanes a
+ * row (a power of two up to 32, or the block's 256 threads, about one lane
+ * per 8 tiles) add the row's partial states of the nt column tiles, which
+ * the launch passes as nsplit: lane l the tiles l, l + L, ... in order,
+ * then the L lanes' states in a fixed tree; lane 0 finishes and stores
+ * them.  The order depends on nt alone. */
+void cu_emit_cols_rows_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    int rg[IR_MAX_RANK] = {0}, nr = 0;
+    Buf ps = {0}, b = {0};
+    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
+    cu_reset_point(c);
+    emit_line(&c->w, "template <class I>");
+    emit_line(&c->w, "static __device__ __forceinline__ void %s_rows_body(%s)", k->name, ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    cu_emit_group_sizes(c);
+    buf_puts(&b, "(I)1");
+    for (int g = oe; g < re; g++) {
+        rg[nr++] = g;
+        buf_printf(&b, " * gs%d", g);
+    }
+    emit_line(&c->w, "const I R = %s; /* rows */", b.data);
+    b.len = 0;
+    buf_puts(&b, "(I)1");
+    for (int g = re; g < c->ng; g++)
+        buf_printf(&b, " * gs%d", g);
+    emit_line(&c->w, "const I nI = %s; /* the columns of a row */", b.data);
+    emit_line(&c->w, "const I nO = 1; /* side reductions: no outer kept dims */");
+    emit_line(&c->w, "const int nt = nsplit; /* the column tiles of the first launch */");
+    emit_line(&c->w, "(void)zscratch;");
+    const IrNode *side[64];
+    int ncol = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        ncol += op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]);
+    int nside = collect_side(c, side);
+    side_partials(c, side, nside, ncol);
+    emit_line(&c->w, "int L = 1; /* lanes a row (fzk_rows_lanes) */");
+    emit_line(&c->w, "while (L < 32 && L * 8 < nt)");
+    emit_line(&c->w, "    L *= 2;");
+    emit_line(&c->w, "if (L == 32 && L * 8 < nt)");
+    emit_line(&c->w, "    L = 256;");
+    emit_line(&c->w, "const int lane = (int)threadIdx.x %% L;");
+    emit_line(&c->w, "for (I g = blockIdx.x; g * (256 / L) < R; g += gridDim.x) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = g * (256 / L) + (I)(threadIdx.x / L);");
+    for (int i = 0; i < nside; i++) {
+        int id = side[i]->id;
+        emit_line(&c->w, "R%d::S a%d = R%d::init();", id, id, id);
+        emit_line(&c->w, "if (r < R) {");
+        emit_line(&c->w, "    #pragma unroll 4");
+        emit_line(&c->w, "    for (int t = lane; t < nt; t += L)");
+        emit_line(&c->w, "        a%d = R%d::comb(a%d, rp%d[r * ntw + t]);", id, id, id, id);
+        emit_line(&c->w, "}");
+        emit_line(&c->w, "if (L == 256)");
+        emit_line(&c->w, "    a%d = fz_block_reduce<R%d, 8>(a%d);", id, id, id);
+        emit_line(&c->w, "else");
+        emit_line(&c->w, "    for (int o = L / 2; o > 0; o >>= 1)");
+        emit_line(&c->w, "        a%d = R%d::comb(a%d, R%d::shfl(a%d, o));", id, id, id, id, id);
+    }
+    emit_line(&c->w, "if (lane == 0 && r < R) {");
+    cu_open_scope(c);
+    cu_decompose_list(c, "r", rg, nr);
+    for (int i = 0; i < nside; i++)
+        cu_finish_reduction(c, side[i], "", "nI");
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_is_side_red(c, k->outputs[i]))
+            cu_emit_store(c, i, "I");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+    buf_free(&b);
     buf_free(&ps);
 }
 
@@ -598,7 +813,7 @@ void cu_emit_mid_body(KCtx *c)
     c->gi[L] = "(i0 + j)";
     c->vec = 1;
     emit_line(&c->w, "const I r = o * nI + i0 + j; /* the index in the reduced range */");
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL};
     cu_round_elem(c, &rc);
     c->vec = 0;
     cu_close_scope(c);

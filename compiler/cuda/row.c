@@ -488,6 +488,16 @@ void cu_round_elem(KCtx *c, void *vctx)
         emit_line(&c->w, "a%d%s = R%d::upd(a%d%s, %s, (long long)r);", n->id, ax, n->id, n->id, ax, e.data);
         buf_free(&e);
     }
+    for (int i = 0; i < rc->nside; i++) {
+        const IrNode *n = rc->side[i];
+        int8_t m[IR_MAX_RANK];
+        cu_space_map(c, n->in[0].node, m);
+        const char *v = cu_emit_value(c, n->in[0].node, m);
+        Buf e = {0};
+        cu_red_elem(n, v, &e);
+        emit_line(&c->w, "s%d = R%d::upd(s%d, %s, (long long)%s);", n->id, n->id, n->id, e.data, rc->sidx);
+        buf_free(&e);
+    }
     for (int i = 0; i < c->k->noutputs; i++)
         if (row_pass_stores(c, rc, i))
             cu_emit_store(c, i, "I");
@@ -719,7 +729,7 @@ static void row_rounds(KCtx *c, int cached)
             has_elem_final = 1;
     c->xc_e = NULL;
     for (int L = 1; L <= maxl; L++) {
-        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0};
+        RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0, NULL, 0, NULL};
         for (int i = 0; i < k->nvalues; i++)
             if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
                 rc.nreds < 64)
@@ -751,7 +761,7 @@ static void row_rounds(KCtx *c, int cached)
             cu_hoist(c, k->outputs[i], m);
         }
     if (has_elem_final) {
-        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0};
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0, NULL, 0, NULL};
         emit_line(&c->w, "/* write the row */");
         row_elem_loop(c, cached, cu_round_elem, &rc);
     }

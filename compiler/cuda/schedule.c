@@ -579,7 +579,7 @@ static int plan_loop(KCtx *c, Variant *v)
 }
 
 /* Column reductions: a vector variant, then the scalar one, for tiles of 8
- * warps and of one (fzk_cols_ws). */
+ * warps and of one (fzk_cols_ws); then, with side reductions, `_rows`. */
 static int plan_cols(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
@@ -594,6 +594,9 @@ static int plan_cols(KCtx *c, Variant *v)
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
     }
+    /* the side reductions' second launch: their partials, added a row */
+    if (k->side_axes)
+        add_variant(k, v, &n, VK_COLS_ROWS, 1, 0, 0, 256, "_rows");
     return n;
 }
 

@@ -422,13 +422,22 @@ static void test_siblings(void)
     p = plan();
     CHECK(p->nkernels == 1 && p->kernels[0].noutputs == 2);
 
-    /* different axes: two kernels */
+    /* rows beside columns: one pass, the rows as side reductions */
     begin("two_axes");
     x = param("x", shp(2, sym("N"), sym("M"), lit(0)));
     result("r", red(OP_SUM, x, 2, 0));
     result("c", red(OP_SUM, x, 1, 0));
     p = plan();
-    CHECK(p->nkernels == 2);
+    CHECK(p->nkernels == 1 && p->kernels[0].layout == RL_COLS && p->kernels[0].reduce_axes == 1 &&
+          p->kernels[0].side_axes == 2 && p->kernels[0].noutputs == 2);
+
+    /* a middle axis beside the others: two kernels */
+    begin("mid_axes");
+    x = param("x", shp(3, sym("A"), sym("B"), sym("C")));
+    result("r", red(OP_SUM, x, 2, 0));
+    result("c", red(OP_SUM, x, 5, 0));
+    p = plan();
+    CHECK(p->nkernels == 2 && p->kernels[0].side_axes == 0 && p->kernels[1].side_axes == 0);
 }
 
 static void test_ride_along(void)
