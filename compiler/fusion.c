@@ -916,9 +916,8 @@ static int sideways_ok(const Group *a, const Group *b)
 /* Can the row reductions of b ride along the column reductions of a, in
  * one pass over their space (side reductions, Kernel.side_axes)?  Both
  * reduce kernels of one space, a over a prefix of its axes (columns), b
- * over the rest (rows); b computes per row nothing but its reductions,
- * each an output (no epilogue), and writes nothing else but element
- * outputs.  The pass reads the space once instead of twice and stores a
+ * over the rest (rows), with no rows shorter than a warp's 32 columns.
+ * The pass reads the space once instead of twice and stores a
  * partial state per row and 32-column tile (1/32 of the elements at most),
  * which a second launch adds up.  NULL if it can, else why not (words for
  * the sibling-axes report). */
@@ -942,29 +941,24 @@ static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
     }
     if (!arows || !bcols)
         return "one of the two reduces only axes of static size 1";
-    /* per row, only the reductions themselves, each written */
-    for (int pass = 0; pass < 2; pass++)
-        for (int n = 0; n < c->f->nnodes; n++) {
-            const IrNode *v = c->f->nodes[n];
-            if (!(b->lvl[n] & FL_RED) || v->op == OP_CONST)
-                continue;
-            int written = 0;
-            for (int w = 0; w < b->nwr; w++)
-                written |= b->wr[w].node == v;
-            if (pass == 0 && (!is_reduce(v) || v->axes != b->axes || (b->lvl[n] & FL_ELEM)))
-                return arena_printf(c->a, "%%%d is computed from the row reductions in their kernel (an epilogue), "
-                                          "and the pass writes row reductions only as they are",
-                                    v->id);
-            if (pass == 1 && !written)
-                return arena_printf(c->a, "%%%d is used in its kernel, and the pass writes row reductions only as "
-                                          "they are",
-                                    v->id);
-        }
-    for (int w = 0; w < b->nwr; w++)
-        if (!is_reduce(b->wr[w].node) && !ir_shape_eq(&b->wr[w].node->shape, &b->space))
-            return arena_printf(c->a, "%%%d is computed from the row reductions in their kernel (an epilogue), "
-                                      "and the pass writes row reductions only as they are",
-                                b->wr[w].node->id);
+    /* a static row shorter than a warp's 32 columns would leave most lanes
+     * of the column kernel idle: the row kernel's lanes share such rows */
+    int64_t row = 1;
+    for (int d = 0; d < rank; d++)
+        if ((b->axes >> d) & 1)
+            row = a->space.dims[d].size > 0 && row > 0 ? row * a->space.dims[d].size : -1;
+    if (row > 0 && row < 32)
+        return arena_printf(c->a, "its rows of %lld elements are narrower than a warp's 32 columns", (long long)row);
+    /* per row: the reductions and what is computed from them (an
+     * epilogue, which the second launch applies); nothing b needs both
+     * per element and per row */
+    for (int n = 0; n < c->f->nnodes; n++) {
+        const IrNode *v = c->f->nodes[n];
+        if ((b->lvl[n] & FL_RED) && (b->lvl[n] & FL_ELEM) && v->op != OP_CONST)
+            return arena_printf(c->a, "%%%d is needed per element and per row", v->id);
+        if ((b->lvl[n] & FL_RED) && is_reduce(v) && v->axes != b->axes)
+            return "the row kernel holds reductions over other axes";
+    }
     return NULL;
 }
 
@@ -1318,10 +1312,11 @@ static void verify(const Plan *p)
             writer[o->id] = ki;
             if (ir_shape_eq(&o->shape, &k->space))
                 continue;
-            uint8_t ax = k->side_axes && is_reduce(o) && o->axes == k->side_axes ? k->side_axes : k->reduce_axes;
-            IrShape rs = reduced_shape(&k->space, ax);
-            IrShape os = squeeze_ones(&o->shape, &k->space, ax);
-            if (k->kind == KK_LOOP || !ir_shape_eq(&rs, &os))
+            IrShape rs = reduced_shape(&k->space, k->reduce_axes);
+            IrShape os = squeeze_ones(&o->shape, &k->space, k->reduce_axes);
+            IrShape ss = reduced_shape(&k->space, k->side_axes);
+            IrShape so = squeeze_ones(&o->shape, &k->space, k->side_axes);
+            if (k->kind == KK_LOOP || (!ir_shape_eq(&rs, &os) && !(k->side_axes && ir_shape_eq(&ss, &so))))
                 ICE("plan: an output of the wrong shape for its kernel");
         }
         free(here);

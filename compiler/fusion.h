@@ -105,8 +105,8 @@ typedef struct Kernel {
      * complement of reduce_axes, of the row reductions that ride along in
      * the same pass ("side" reductions: each block folds its rows' elements
      * of its columns and stores a partial state a row, which a second
-     * launch of the kernel adds up in column order).  A side reduction is
-     * always an output and feeds nothing else in the kernel. */
+     * launch of the kernel adds up in column order, then applies their
+     * epilogue: the per-row values computed from them). */
     uint8_t side_axes;
     int looped;            /* KK_ROW: the row does not fit on chip; re-read inside the kernel */
     int est_registers;

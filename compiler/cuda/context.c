@@ -205,7 +205,7 @@ void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map)
     int nkept = 0;
     int kept[IR_MAX_RANK];
     /* a side reduction's output is indexed by the dims it keeps */
-    unsigned red = cu_is_side_red(c, n) ? c->k->side_axes : c->red;
+    unsigned red = cu_is_side(c, n) ? c->k->side_axes : c->red;
     for (int d = 0; d < c->R; d++)
         if (!((red >> d) & 1))
             kept[nkept++] = d;
@@ -228,6 +228,10 @@ int cu_is_side_red(const KCtx *c, const IrNode *n)
 {
     return c->k->side_axes && op_info[n->op].cls == OPC_REDUCE && n->axes == c->k->side_axes;
 }
+
+/* Is n a side reduction or a per-row value computed from one (its
+ * epilogue)?  Those are written by the second launch, indexed by the rows. */
+int cu_is_side(const KCtx *c, const IrNode *n) { return c->sidev && c->sidev[n->id]; }
 
 /* position of n in k->values, or -1 */
 int cu_value_index(const KCtx *c, const IrNode *n)
@@ -491,8 +495,9 @@ void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
     c->k = k;
     c->role = calloc((size_t)f->nnodes + 1, 1);
     c->from_bf16 = calloc((size_t)f->nnodes + 1, 1);
+    c->sidev = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
-    if (!c->role || !c->from_bf16 || !c->inbuf)
+    if (!c->role || !c->from_bf16 || !c->inbuf || !c->sidev)
         fatal_oom();
     for (int i = 0; i < f->nnodes; i++) {
         const IrNode *n = f->nodes[i];
@@ -524,6 +529,15 @@ void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
     for (int i = 0; i < k->nvalues; i++)
         if (c->role[k->values[i]->id] != 'i')
             c->role[k->values[i]->id] = 'v';
+    /* side values, in topological order: the side reductions, then what
+     * is computed from them */
+    for (int i = 0; i < k->nvalues && k->side_axes; i++) {
+        const IrNode *v = k->values[i];
+        int side = cu_is_side_red(c, v);
+        for (int j = 0; j < v->nin && !side && op_info[v->op].cls != OPC_REDUCE; j++)
+            side = c->sidev[v->in[j].node->id] && c->role[v->in[j].node->id] == 'v';
+        c->sidev[v->id] = (unsigned char)side;
+    }
     c->R = k->space.rank;
     c->red = k->kind == KK_LOOP ? 0 : k->reduce_axes;
     /* accesses: from every output and every reduction's operand */
@@ -548,6 +562,7 @@ void cu_kctx_free(KCtx *c)
 {
     free(c->role);
     free(c->from_bf16);
+    free(c->sidev);
     free(c->inbuf);
 }
 

@@ -88,6 +88,9 @@ typedef struct KCtx {
     /* by node id: 1 where the value is computed from a bf16 param, whose
      * results are held to bf16's tolerance (op_expr's narrow) */
     unsigned char *from_bf16;
+    /* by node id: 1 for a column kernel's side reductions and the per-row
+     * values computed from them (cu_is_side) */
+    unsigned char *sidev;
     int *inbuf;        /* bufs index of an input node, -1 */
     /* the space */
     int R;
@@ -353,6 +356,7 @@ void cu_emit_loop_bodies(KCtx *c, int V);
 /* ---- row.c --------------------------------------------------------------- */
 void cu_round_elem(KCtx *c, void *vctx);
 int cu_is_side_red(const KCtx *c, const IrNode *n);
+int cu_is_side(const KCtx *c, const IrNode *n);
 void cu_emit_cols_rows_body(KCtx *c);
 void cu_host_side_bytes(KCtx *c, Buf *b);
 void cu_emit_row_body(KCtx *c, int cached);

@@ -541,6 +541,8 @@ static int varies_in_red(KCtx *c, const IrNode *n, const int8_t *map, int depth)
 /* Is output i written per element (it varies along the reduced dims)? */
 int cu_out_is_elem(KCtx *c, int i)
 {
+    if (cu_is_side(c, c->k->outputs[i]))
+        return 0; /* per row */
     int8_t m[IR_MAX_RANK];
     cu_out_map_of(c, i, m);
     return cu_map_has_red(c, c->k->outputs[i], m) && varies_in_red(c, c->k->outputs[i], m, 0);

@@ -405,16 +405,17 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNod
      * of tests/codegen/kernel-reduce-middle.fuse).  A warp alone on its
      * tile (WS 1) keeps half as many: with 8, ptxas spilled bf16 and
      * LayerNorm-backward column sums, with 4 an argmin. */
-    /* With side reductions, U rows a step (side_group): 8 (4 for a warp
-     * alone on its tile reading 16-byte vectors, which spilled with 8),
-     * 4 for Welford and arg states.  Each row's loads issue together only
+    /* With side reductions, U rows a step (side_group): 8, but 2 for a
+     * warp alone on its tile reading 16-byte vectors and for Welford and
+     * arg states (with 4 ptxas spilled 8 and 24 bytes in the emulator's
+     * any/all and NaN test kernels).  Each row's loads issue together only
      * where the step has no bounds test per row: on the H200 row and column
      * sums of 30011 x 1531 f32 took 114.3 us with a test per row and 2 rows
      * a step, 77.4 in whole steps of 8 (a column sum alone: 77.1). */
     if (nside)
         emit_line(&c->w, cu_cols_small_states(reds, nreds) && cu_cols_small_states(side, nside)
-                             ? "constexpr int U = V > 1 && WS == 1 ? 4 : 8; /* rows a step */"
-                             : "constexpr int U = 4; /* rows a step */");
+                             ? "constexpr int U = V > 1 && WS == 1 ? 2 : 8; /* rows a step */"
+                             : "constexpr int U = 2; /* rows a step */");
     else
         emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll (WS == 1 ? 4 : 8)"
                                                            : "#pragma unroll (WS == 1 ? 2 : 4)");
@@ -635,7 +636,7 @@ void cu_emit_cols_body(KCtx *c)
         cu_finish_reduction(c, reds[i], "[j]", "R");
     }
     for (int i = 0; i < k->noutputs; i++)
-        if (!cu_out_is_elem(c, i) && !cu_is_side_red(c, k->outputs[i]))
+        if (!cu_out_is_elem(c, i) && !cu_is_side(c, k->outputs[i]))
             cu_emit_store(c, i, "I");
     cu_close_scope(c);
     cu_close_scope(c);
@@ -716,7 +717,7 @@ void cu_emit_cols_rows_body(KCtx *c)
     for (int i = 0; i < nside; i++)
         cu_finish_reduction(c, side[i], "", "nI");
     for (int i = 0; i < k->noutputs; i++)
-        if (cu_is_side_red(c, k->outputs[i]))
+        if (cu_is_side(c, k->outputs[i]))
             cu_emit_store(c, i, "I");
     cu_close_scope(c);
     cu_close_scope(c);
