@@ -403,7 +403,7 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     if (!side)
         return;
     buf_printf(b, "    }\n"
-                  "    if (st != FUSERT_SUCCESS)\n        return st;\n"
+                  "    if (st != FUSERT_SUCCESS || R == 0)\n        return st; /* no rows: nothing to add */\n"
                   "    nsplit = (int)tiles_w; /* the row partials a row adds */\n"
                   "    int64_t rblocks = (R * fzk_rows_lanes(tiles_w) + 255) / 256;\n"
                   "    if (rblocks > (int64_t)sm_count * 8)\n        rblocks = (int64_t)sm_count * 8;\n"
