@@ -206,9 +206,7 @@ static void launch_scratch(KCtx *c, Buf *b)
 {
     const Kernel *k = c->k;
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
-    int nreds = 0; /* the side reductions keep partials of their own */
-    for (int i = 0; i < k->nvalues; i++)
-        nreds += op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]);
+    int nreds = cu_ncol_reds(c); /* the side reductions keep partials of their own */
     int cols = cu_is_cols_scheme(c);
     buf_printf(b, "\n/* launch %s */\n", k->name);
     buf_printf(b, "static size_t %s_scratch_bytes(const int64_t *dims)\n{\n    (void)dims;\n", k->name);

@@ -240,6 +240,15 @@ static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds
     cu_close_scope(c);
 }
 
+/* The reductions of a kernel that are not side reductions. */
+int cu_ncol_reds(const KCtx *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->k->nvalues; i++)
+        n += op_info[c->k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, c->k->values[i]);
+    return n;
+}
+
 /* A column kernel's side reductions (Kernel.side_axes) into side, with
  * their typedefs R<id>; how many. */
 static int collect_side(KCtx *c, const IrNode **side)
@@ -283,10 +292,8 @@ static void side_partials(KCtx *c, const IrNode *const *side, int nside, int nco
 /* The host's rpe of side_partials (scratch_bytes): int64_t rpe. */
 void cu_host_side_bytes(KCtx *c, Buf *b)
 {
-    int ncol = 0;
+    int ncol = cu_ncol_reds(c);
     buf_puts(b, "    const int64_t ntw = (nI + 31) / 32;\n");
-    for (int i = 0; i < c->k->nvalues; i++)
-        ncol += op_info[c->k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, c->k->values[i]);
     if (c->atomic)
         buf_printf(b, "    int64_t rpo = fzk_cols_cnt_bytes(nO, nI) + (int64_t)%d * nO * nI;\n", ncol * 8);
     else
@@ -683,11 +690,8 @@ void cu_emit_cols_rows_body(KCtx *c)
     emit_line(&c->w, "const int nt = nsplit; /* the column tiles of the first launch */");
     emit_line(&c->w, "(void)zscratch;");
     const IrNode *side[64];
-    int ncol = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        ncol += op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]);
     int nside = collect_side(c, side);
-    side_partials(c, side, nside, ncol);
+    side_partials(c, side, nside, cu_ncol_reds(c));
     emit_line(&c->w, "int L = 1; /* lanes a row (fzk_rows_lanes) */");
     emit_line(&c->w, "while (L < 32 && L * 8 < nt)");
     emit_line(&c->w, "    L *= 2;");
