@@ -186,6 +186,23 @@ static void scalar_combine(KCtx *c, const IrNode **reds, int nreds)
         cu_close_scope(c);
 }
 
+/* The start of a reduction body: the template line, the signature of
+ * NAME<suffix>(the kernel's parameters, then extra) and its opening brace;
+ * the group sizes follow unless the caller has lines to put first. */
+static void open_body(KCtx *c, const char *tmpl, const char *suffix, const char *extra, int sizes)
+{
+    Buf ps = {0};
+    cu_body_params(c, &ps, extra);
+    cu_reset_point(c);
+    emit_line(&c->w, "template <%s>", tmpl);
+    emit_line(&c->w, "static __device__ __forceinline__ void %s%s(%s)", c->k->name, suffix, ps.data);
+    emit_line(&c->w, "{");
+    cu_open_scope(c);
+    if (sizes)
+        cu_emit_group_sizes(c);
+    buf_free(&ps);
+}
+
 /* Full reduction in one launch.  Each block folds a contiguous chunk of T
  * steps of V-wide vectors (cu_scalar_chunk_steps; the plain variant, V 1, an
  * equal share of the array over the launcher's grid for it), reduces it in
@@ -197,14 +214,7 @@ static void scalar_combine(KCtx *c, const IrNode **reds, int nreds)
 void cu_emit_scalar_body(KCtx *c)
 {
     const Kernel *k = c->k;
-    Buf ps = {0};
-    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch");
-    cu_reset_point(c);
-    emit_line(&c->w, "template <class I, int BS, int V>");
-    emit_line(&c->w, "static __device__ __forceinline__ void %s_body(%s)", k->name, ps.data);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    cu_emit_group_sizes(c);
+    open_body(c, "class I, int BS, int V", "_body", ", unsigned char *scratch, unsigned char *zscratch", 1);
     Buf n = {0};
     cu_groups_product(c, -1, &n);
     emit_line(&c->w, "const I n = %s;", n.data);
@@ -217,7 +227,6 @@ void cu_emit_scalar_body(KCtx *c)
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
     buf_free(&n);
-    buf_free(&ps);
 }
 
 /* After each warp ty has put its states in sh<id>[ty]: warp 0 of the
@@ -572,14 +581,7 @@ void cu_emit_cols_body(KCtx *c)
         else
             ig[ni++] = g;
     }
-    Buf ps = {0};
-    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
-    cu_reset_point(c);
-    emit_line(&c->w, "template <class I, int V, int WS>");
-    emit_line(&c->w, "static __device__ __forceinline__ void %s_cols_body(%s)", k->name, ps.data);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    cu_emit_group_sizes(c);
+    open_body(c, "class I, int V, int WS", "_cols_body", ", unsigned char *scratch, unsigned char *zscratch, int nsplit", 1);
     Buf b = {0};
     buf_puts(&b, "(I)1");
     for (int i = 0; i < no; i++)
@@ -652,7 +654,6 @@ void cu_emit_cols_body(KCtx *c)
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
-    buf_free(&ps);
 }
 
 /* The second launch of a column kernel with side reductions: L lanes a
@@ -667,14 +668,8 @@ void cu_emit_cols_rows_body(KCtx *c)
     int oe = 0, re = 0;
     cu_cols_split(c, &oe, &re);
     int rg[IR_MAX_RANK] = {0}, nr = 0;
-    Buf ps = {0}, b = {0};
-    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
-    cu_reset_point(c);
-    emit_line(&c->w, "template <class I>");
-    emit_line(&c->w, "static __device__ __forceinline__ void %s_rows_body(%s)", k->name, ps.data);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    cu_emit_group_sizes(c);
+    Buf b = {0};
+    open_body(c, "class I", "_rows_body", ", unsigned char *scratch, unsigned char *zscratch, int nsplit", 1);
     buf_puts(&b, "(I)1");
     for (int g = oe; g < re; g++) {
         rg[nr++] = g;
@@ -729,7 +724,6 @@ void cu_emit_cols_rows_body(KCtx *c)
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
     buf_free(&b);
-    buf_free(&ps);
 }
 
 /* The middle-axes reduction (is_mid_scheme, schedule.c): groups [outer
@@ -752,13 +746,7 @@ void cu_emit_mid_body(KCtx *c)
     int kg[IR_MAX_RANK] = {0}, nk = 0;
     for (int g = 1; g < L; g++)
         kg[nk++] = g;
-    Buf ps = {0};
-    cu_body_params(c, &ps, ", unsigned char *scratch, unsigned char *zscratch, int nsplit");
-    cu_reset_point(c);
-    emit_line(&c->w, "template <class I, int V>");
-    emit_line(&c->w, "static __device__ __forceinline__ void %s_mid_body(%s)", k->name, ps.data);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
+    open_body(c, "class I, int V", "_mid_body", ", unsigned char *scratch, unsigned char *zscratch, int nsplit", 0);
     emit_line(&c->w, "enum { BS = 256 };");
     cu_emit_group_sizes(c);
     Buf b = {0};
@@ -892,5 +880,4 @@ void cu_emit_mid_body(KCtx *c)
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
-    buf_free(&ps);
 }
