@@ -473,30 +473,31 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
  * no reduction, the final pass for those that do). */
 static void row_cache_rewrite(KCtx *c, int from);
 
+/* One element folded into reduction n's state: acc = R<id>::upd(acc, the
+ * element of n's operand, its index idx). */
+static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx)
+{
+    int8_t m[IR_MAX_RANK];
+    cu_space_map(c, n->in[0].node, m);
+    const char *v = cu_emit_value(c, n->in[0].node, m);
+    Buf e = {0};
+    cu_red_elem(n, v, &e);
+    emit_line(&c->w, "%s = R%d::upd(%s, %s, (long long)%s);", acc, n->id, acc, e.data, idx);
+    buf_free(&e);
+}
+
 void cu_round_elem(KCtx *c, void *vctx)
 {
     RoundCtx *rc = vctx;
     int from = c->ninst;
+    char acc[48];
     for (int i = 0; i < rc->nreds; i++) {
-        const IrNode *n = rc->reds[i];
-        int8_t m[IR_MAX_RANK];
-        cu_space_map(c, n->in[0].node, m);
-        const char *v = cu_emit_value(c, n->in[0].node, m);
-        Buf e = {0};
-        cu_red_elem(n, v, &e);
-        const char *ax = c->accidx ? c->accidx : "";
-        emit_line(&c->w, "a%d%s = R%d::upd(a%d%s, %s, (long long)r);", n->id, ax, n->id, n->id, ax, e.data);
-        buf_free(&e);
+        snprintf(acc, sizeof acc, "a%d%s", rc->reds[i]->id, c->accidx ? c->accidx : "");
+        fold_elem(c, rc->reds[i], acc, "r");
     }
     for (int i = 0; i < rc->nside; i++) {
-        const IrNode *n = rc->side[i];
-        int8_t m[IR_MAX_RANK];
-        cu_space_map(c, n->in[0].node, m);
-        const char *v = cu_emit_value(c, n->in[0].node, m);
-        Buf e = {0};
-        cu_red_elem(n, v, &e);
-        emit_line(&c->w, "s%d = R%d::upd(s%d, %s, (long long)%s);", n->id, n->id, n->id, e.data, rc->sidx);
-        buf_free(&e);
+        snprintf(acc, sizeof acc, "s%d", rc->side[i]->id);
+        fold_elem(c, rc->side[i], acc, rc->sidx);
     }
     for (int i = 0; i < c->k->noutputs; i++)
         if (row_pass_stores(c, rc, i))
