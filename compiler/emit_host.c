@@ -212,7 +212,9 @@ static void emit_cuda_support(Emitter *e, Arena *a, const char *names, const cha
                  "unsigned gy,\n        unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shared_bytes,\n"
                  "        fusert_stream stream, void **args)\n{");
     emit_line(e, "cudaError_t err = cudaSuccess;");
-    emit_line(e, "if (shared_bytes > 48 * 1024)");
+    emit_line(e, "/* by default a kernel takes at most 48 KiB less its static shared memory");
+    emit_line(e, " * dynamically, so any dynamic shared memory is opted in to first */");
+    emit_line(e, "if (shared_bytes > 0)");
     emit_line(e, "    err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,");
     emit_line(e, "                               (int)shared_bytes);");
     emit_line(e, "if (err == cudaSuccess)");

@@ -222,8 +222,11 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     if (!d)
         return FUSERT_ERROR_NO_DEVICE;
     CUresult r = CUDA_SUCCESS;
-    if (shared_bytes > 48 * 1024) {
-        /* past 48 KiB a kernel must opt in to its dynamic shared memory */
+    if (shared_bytes > 48 * 1024 || (shared_bytes > 0 && d->FuncSetAttribute)) {
+        /* by default a kernel takes at most 48 KiB less its static shared
+         * memory dynamically, so it opts in to any dynamic shared memory
+         * first (a driver without cuFuncSetAttribute launches up to 48 KiB
+         * as it is) */
         r = d->FuncSetAttribute ? d->FuncSetAttribute((CUfunction)fn,
                                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                       (int)shared_bytes)

@@ -257,8 +257,10 @@ static int all_zero(const void *p, size_t n)
     return p != NULL;
 }
 
-/* Past 48 KiB of dynamic shared memory a launch opts the kernel in first
- * (the driver refuses it otherwise); the device's limit is asked once. */
+/* A launch with dynamic shared memory opts the kernel in first: by
+ * default the driver allows 48 KiB less the kernel's static shared
+ * memory, so exactly 48 KiB is refused without it; the device's limit is
+ * asked once. */
 static void test_shared(void)
 {
     static fusert_program prog = {.name = "perk_shared", .source = source, .kernels = names,
@@ -269,8 +271,10 @@ static void test_shared(void)
     CHECK(optin == 232448, "opt-in limit %d", optin);
     CHECK_STATUS(fusert_device_shared_optin(NULL), FUSERT_ERROR_NULL_POINTER);
     CHECK_STATUS(fusert_program_kernel(&prog, 0, &fn), FUSERT_SUCCESS);
+    CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL), FUSERT_SUCCESS);
+    CHECK(max_dynamic_shared(fn) == 0, "opted in without shared memory: %d", max_dynamic_shared(fn));
     CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 48 * 1024, NULL, NULL), FUSERT_SUCCESS);
-    CHECK(max_dynamic_shared(fn) == 0, "opted in at 48 KiB: %d", max_dynamic_shared(fn));
+    CHECK(max_dynamic_shared(fn) == 48 * 1024, "opted in at 48 KiB: %d", max_dynamic_shared(fn));
     CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 200000, NULL, NULL), FUSERT_SUCCESS);
     CHECK(max_dynamic_shared(fn) == 200000, "opted in to %d", max_dynamic_shared(fn));
     CHECK_STATUS(fusert_launch(fn, 1, 1, 1, 32, 1, 1, 232449, NULL, NULL), FUSERT_ERROR_LAUNCH);

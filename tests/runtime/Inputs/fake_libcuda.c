@@ -241,8 +241,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     (void)params, (void)extra;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
-    /* as the driver: past 48 KiB only what the kernel opted in to */
-    if (shared > 48 * 1024 && (int)shared > ((fake_function *)(void *)f)->max_dynamic_shared)
+    /* as the driver: dynamic shared memory up to what the kernel opted in
+     * to, by default 48 KiB less its static shared memory (1 KiB here) */
+    const int optin = ((fake_function *)(void *)f)->max_dynamic_shared;
+    if ((int)shared > (optin > 0 ? optin : 47 * 1024))
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
 }
