@@ -222,20 +222,18 @@ fusert_status fusert_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     if (!d)
         return FUSERT_ERROR_NO_DEVICE;
     CUresult r = CUDA_SUCCESS;
-    if (shared_bytes > 48 * 1024 || (shared_bytes > 0 && d->FuncSetAttribute)) {
-        /* by default a kernel takes at most 48 KiB less its static shared
-         * memory dynamically, so it opts in to any dynamic shared memory
-         * first (a driver without cuFuncSetAttribute launches up to 48 KiB
-         * as it is) */
-        r = d->FuncSetAttribute ? d->FuncSetAttribute((CUfunction)fn,
-                                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      (int)shared_bytes)
-                                : CUDA_ERROR_NOT_SUPPORTED;
-        if (r != CUDA_SUCCESS) {
-            char what[96];
-            snprintf(what, sizeof what, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)", shared_bytes);
-            return fusert__cuda_error(FUSERT_ERROR_LAUNCH, r, what);
-        }
+    /* by default a kernel takes at most 48 KiB less its static shared
+     * memory dynamically, so it opts in to any dynamic shared memory first;
+     * a driver without cuFuncSetAttribute launches up to 48 KiB as it is */
+    if (shared_bytes > 0 && d->FuncSetAttribute)
+        r = d->FuncSetAttribute((CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                (int)shared_bytes);
+    else if (shared_bytes > 48 * 1024)
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)", shared_bytes);
+        return fusert__cuda_error(FUSERT_ERROR_LAUNCH, r, what);
     }
     r = d->LaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, shared_bytes,
                                  (CUstream)stream, params, NULL);

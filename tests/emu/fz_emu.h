@@ -691,6 +691,7 @@ struct Entry {
     Launcher launch;
     unsigned max_threads; /* __launch_bounds__, 0 if none */
     int cl;               /* __cluster_dims__ width, 0 if none */
+    int max_dynamic;      /* cudaFuncSetAttribute's MaxDynamicSharedMemorySize, 0 if unset */
 };
 static Entry registry[512];
 static int nregistry;
@@ -698,7 +699,7 @@ struct Reg {
     Reg(const void *fn, const char *name, Launcher l, unsigned max_threads, int cl)
     {
         if (nregistry < 512)
-            registry[nregistry++] = Entry{fn, name, l, max_threads, cl};
+            registry[nregistry++] = Entry{fn, name, l, max_threads, cl, 0};
     }
 };
 
@@ -821,9 +822,13 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 static inline cudaError_t cudaFuncSetAttribute(const void *fn, cudaFuncAttribute a, int v)
 {
-    (void)fn;
     (void)a;
-    return v > 227 * 1024 ? fz_emu::set(cudaErrorInvalidValue) : cudaSuccess;
+    if (v > 227 * 1024)
+        return fz_emu::set(cudaErrorInvalidValue);
+    for (int i = 0; i < fz_emu::nregistry; i++)
+        if (fz_emu::registry[i].fn == fn)
+            fz_emu::registry[i].max_dynamic = v;
+    return cudaSuccess;
 }
 /* requiredClusterWidth: the kernel's FZ_CLUSTER width; 0 with
  * FZ_EMU_NO_CLUSTERS=1, as for a binary built before sm_90 */
@@ -866,6 +871,15 @@ static inline cudaError_t cudaLaunchKernel(const void *fn, dim3 g, dim3 b, void 
             snprintf(fz_emu::S.msg, sizeof fz_emu::S.msg, "%s: block of %llu threads, but __launch_bounds__(%u)",
                      k->name, nt, k->max_threads);
             return fz_emu::set(cudaErrorLaunchOutOfResources);
+        }
+        /* as the driver: dynamic shared memory up to what the kernel opted
+         * in to, by default 48 KiB less its static shared memory (taken as
+         * 1 KiB: the emulator does not know it) */
+        const int lim = k->max_dynamic > 0 ? k->max_dynamic : 47 * 1024;
+        if (sh > (size_t)lim) {
+            snprintf(fz_emu::S.msg, sizeof fz_emu::S.msg, "%s: %zu bytes of dynamic shared memory, but %d allowed",
+                     k->name, sh, lim);
+            return fz_emu::set(cudaErrorInvalidValue);
         }
         return fz_emu::set(k->launch(k->name, g, b, sh, k->cl, args));
     }
