@@ -368,6 +368,16 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
     host_cols_sizes(c, b);
+    if (k->side_axes)
+        /* rows without columns: the side reductions of empty rows (a sum's
+         * 0, a product's 1) are still written, by the second launch alone */
+        buf_printf(b, "    if (nO > 0 && nI == 0 && R > 0) {\n"
+                      "        nsplit = 0;\n"
+                      "        int64_t rblocks = (R + 255) / 256;\n"
+                      "        if (rblocks > (int64_t)sm_count * 8)\n            rblocks = (int64_t)sm_count * 8;\n"
+                      "        return FUSEC_LAUNCH(%d, %s, (unsigned)rblocks, 1, 1, 256, 1, 1, 0, stream, args);\n"
+                      "    }\n",
+                   base + nv - 1, v[nv - 1].name);
     buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
                   "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
                   "\"%s: no scratch buffer\");\n", k->name);
