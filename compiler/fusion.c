@@ -984,6 +984,16 @@ static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
 
 static int side_ok(Ctx *c, const Group *a, const Group *b) { return !side_refusal(c, a, b); }
 
+/* Undo a merge into g: its fields as in save, its levels as in lv (g
+ * keeps its own level array). */
+static void restore_group(Ctx *c, Group *g, const Group *save, const uint8_t *lv)
+{
+    uint8_t *keep = g->lvl;
+    memcpy(keep, lv, (size_t)c->f->nnodes);
+    *g = *save;
+    g->lvl = keep;
+}
+
 /* Merge group j into group i when they are independent (dep: the
  * transitive dependencies) and the register budget allows; 1 if done.
  * Row reductions join a column kernel as its side reductions (side_ok). */
@@ -1016,10 +1026,7 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
         group_write(c, a, b->wr[w].node, b->wr[w].result);
     int est = fit_estimate(c, a);
     if (est > c->opt->max_registers) {
-        uint8_t *keep = a->lvl;
-        memcpy(keep, lv, (size_t)c->f->nnodes);
-        *a = save;
-        a->lvl = keep;
+        restore_group(c, a, &save, lv);
         IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
         if (pa && pb && pa != pb)
             reject(c, pb, pa, "registers",
@@ -1189,10 +1196,7 @@ static void merge_cols_into_rows(Ctx *c)
                 group_write(c, h, o->wr[w].node, o->wr[w].result);
             int est = fit_estimate(c, h);
             if (est > c->opt->max_registers) {
-                uint8_t *keep = h->lvl;
-                memcpy(keep, lv, (size_t)c->f->nnodes);
-                *h = save;
-                h->lvl = keep;
+                restore_group(c, h, &save, lv);
                 reject(c, o->wr[0].node, save.wr[0].node, "registers",
                        arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
                 continue;
