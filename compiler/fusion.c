@@ -50,8 +50,7 @@ typedef struct Group {
     IrShape space;
     uint8_t axes;
     uint8_t side;      /* KK_REDUCE over columns: the axes of its side (row)
-                          reductions; KK_ROW: of its column reductions; 0
-                          if none (Kernel.side_axes) */
+                          reductions, 0 if none (Kernel.side_axes) */
     uint8_t *lvl;      /* per node id: 0 absent, else FL_ELEM | FL_RED */
     Write *wr;
     int nwr, capwr;
@@ -333,7 +332,7 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
     k->kind = g->kind;
     k->space = g->space;
     k->reduce_axes = g->kind == KK_LOOP ? 0 : g->axes;
-    k->side_axes = g->kind == KK_LOOP ? 0 : g->side;
+    k->side_axes = g->kind == KK_REDUCE ? g->side : 0;
     k->layout = g->kind == KK_LOOP ? RL_NONE : layout_of(g->axes, g->space.rank);
     /* constants take the level of their users */
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, f->nnodes);
@@ -504,9 +503,6 @@ static void retag_rows(Ctx *c, Group *g, const IrNode *r)
     }
 }
 
-static const char *row_cols_refusal(const Group *h, const Group *o, const IrFunc *f);
-static const char *cols_refusal(const Group *o, const IrFunc *f);
-
 /* Try to add n to g (which holds a user of n); on refusal record why and
  * return 0.  The kind of g may change (loop -> reduce or row, reduce ->
  * row) when a reduction joins. */
@@ -560,28 +556,13 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                                     "needs a grid-wide barrier", n->id, opname(n), ax, user->id));
                 return 0;
             }
-            uint8_t all = (uint8_t)((1u << O->rank) - 1u);
-            int fold = back && lay == RL_ROWS && g->kind == KK_REDUCE && !g->side && ir_shape_eq(O, &g->space) &&
-                       layout_of(g->axes, O->rank) == RL_COLS && n->axes == (uint8_t)(all & ~g->axes);
-            const char *nofold = fold ? cols_refusal(g, c->f) : NULL;
-            if (fold && !nofold) {
-                /* a column kernel needs n per element (x - mean(x) summed
-                 * over the rows): it becomes a row kernel over n's rows
-                 * whose column reductions ride along (merge_cols_into_rows) */
-                g->side = g->axes;
-                g->kind = KK_ROW;
-                g->axes = n->axes;
-                g->lvl[n->id] = FL_RED;
-                retag_rows(c, g, n);
-            } else if (!ir_shape_eq(O, &g->space) || (g->kind != KK_LOOP && g->axes != n->axes)) {
+            if (!ir_shape_eq(O, &g->space) || (g->kind != KK_LOOP && g->axes != n->axes)) {
                 reject(c, n, user, "space",
                        arena_printf(c->a, "%%%d (%s %s of %s) and the kernel of %%%d (%s of %s) "
-                                    "iterate differently%s%s", n->id, opname(n), ax,
+                                    "iterate differently", n->id, opname(n), ax,
                                     shape_words(c->a, c->f, O), user->id,
                                     axes_words(c->a, g->axes, g->space.rank),
-                                    shape_words(c->a, c->f, &g->space),
-                                    nofold ? "; a row kernel would not fold its column reductions: " : "",
-                                    nofold ? nofold : ""));
+                                    shape_words(c->a, c->f, &g->space)));
                 return 0;
             }
             if (back && lay != RL_ROWS) {
@@ -734,12 +715,11 @@ static int join_row_home(Ctx *c, IrNode *n, int ngroups)
                     said |= c->rej[x].producer == r && strcmp(c->rej[x].code, "space") == 0;
                 if (said)
                     continue;
-                const char *why = row_cols_refusal(h, o, c->f);
                 reject(c, r, hu, "space",
-                       arena_printf(c->a, "%%%d (%s %s) reduces across the rows of the row-persistent "
-                                    "kernel of %%%d%s%s: it reads the stored per-row values in a kernel of "
-                                    "its own", r->id, opname(r), axes_words(c->a, r->axes, h->space.rank),
-                                    hu->id, why ? ", which cannot fold it: " : "", why ? why : ""));
+                       arena_printf(c->a, "%%%d (%s %s) would reduce across the rows of the row-persistent "
+                                    "kernel of %%%d, which keeps no column states: it reads the stored "
+                                    "per-row values in a kernel of its own", r->id, opname(r),
+                                    axes_words(c->a, r->axes, h->space.rank), hu->id));
             }
         }
         return 1;
@@ -946,7 +926,7 @@ static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
     int rank = a->space.rank;
     uint8_t all = (uint8_t)((1u << rank) - 1u);
     if (a->kind == KK_ROW || b->kind == KK_ROW)
-        return "a row-persistent kernel is no column kernel";
+        return "a row-persistent kernel keeps no column states";
     if (a->kind != KK_REDUCE || b->kind != KK_REDUCE || b->side || !ir_shape_eq(&a->space, &b->space))
         return "they are not two plain reductions of one space";
     if (layout_of(a->axes, rank) != RL_COLS || (a->axes | b->axes) != all || (a->axes & b->axes) ||
@@ -984,16 +964,6 @@ static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
 
 static int side_ok(Ctx *c, const Group *a, const Group *b) { return !side_refusal(c, a, b); }
 
-/* Undo a merge into g: its fields as in save, its levels as in lv (g
- * keeps its own level array). */
-static void restore_group(Ctx *c, Group *g, const Group *save, const uint8_t *lv)
-{
-    uint8_t *keep = g->lvl;
-    memcpy(keep, lv, (size_t)c->f->nnodes);
-    *g = *save;
-    g->lvl = keep;
-}
-
 /* Merge group j into group i when they are independent (dep: the
  * transitive dependencies) and the register budget allows; 1 if done.
  * Row reductions join a column kernel as its side reductions (side_ok). */
@@ -1006,9 +976,6 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
     int side = !sideways_ok(a, b) && side_ok(c, a, b);
     if (!side && !sideways_ok(a, b))
         return 0;
-    /* two kernels with side reductions: over the same axes only */
-    if (!side && a->side && b->side && a->side != b->side)
-        return 0;
     Group save = *a;
     uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
     memcpy(lv, a->lvl, (size_t)c->f->nnodes);
@@ -1018,15 +985,16 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
     }
     if (side)
         a->side = b->axes;
-    else if (b->side)
-        a->side = b->side;
     for (int n = 0; n < c->f->nnodes; n++)
         a->lvl[n] |= b->lvl[n];
     for (int w = 0; w < b->nwr; w++)
         group_write(c, a, b->wr[w].node, b->wr[w].result);
     int est = fit_estimate(c, a);
     if (est > c->opt->max_registers) {
-        restore_group(c, a, &save, lv);
+        uint8_t *keep = a->lvl;
+        memcpy(keep, lv, (size_t)c->f->nnodes);
+        *a = save;
+        a->lvl = keep;
         IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
         if (pa && pb && pa != pb)
             reject(c, pb, pa, "registers",
@@ -1076,30 +1044,14 @@ static void report_sibling_axes(Ctx *c)
                 continue;
             int rank = a->space.rank;
             const char *xn = x->name ? x->name : "the input";
-            uint8_t *dep = dependencies(c);
-            int dependent = dep[i * c->ng + j] || dep[j * c->ng + i];
-            /* the refusal of the order that has a chance: the column group
-             * first, or a row kernel that would take the column reductions */
-            const Group *col = layout_of(a->axes, rank) == RL_COLS ? a : b;
-            const char *why = a->kind == KK_ROW   ? row_cols_refusal(a, b, c->f)
-                              : b->kind == KK_ROW ? row_cols_refusal(b, a, c->f)
-                              : dependent && col->kind == KK_REDUCE && cols_refusal(col, c->f)
-                                  ? arena_printf(c->a, "the column kernel needs the row reductions, and a row "
-                                                 "kernel would not fold its column reductions: %s",
-                                                 cols_refusal(col, c->f))
-                              : dependent ? "the column kernel needs the row reductions"
-                              : col == a ? side_refusal(c, a, b)
-                                         : side_refusal(c, b, a);
+            /* the refusal of the order that has a chance: the column group first */
+            const char *why = layout_of(a->axes, rank) == RL_COLS ? side_refusal(c, a, b) : side_refusal(c, b, a);
             reject(c, b->wr[0].node, a->wr[0].node, "sibling-axes",
                    arena_printf(c->a, "%%%d (%s) and %%%d (%s) reduce %s over different axes: each reads "
                                 "%s %s, one read more than a single pass; %s",
                                 b->wr[0].node->id, axes_words(c->a, b->axes, rank), a->wr[0].node->id,
                                 axes_words(c->a, a->axes, rank), xn, xn, shape_words(c->a, c->f, &x->shape),
-                                why ? why
-                                    : a->kind == KK_ROW || b->kind == KK_ROW
-                                    ? "the row kernel needs what the column kernel computes, or the merged "
-                                      "kernel would break the register budget"
-                                    : "the merged kernel would break the register budget"));
+                                why ? why : "the merged kernel would break the register budget"));
         }
 }
 
@@ -1110,112 +1062,6 @@ static void merge_sideways(Ctx *c)
         for (int j = i + 1; j < c->ng; j++)
             if (unite(c, i, j, dep) || (!sideways_ok(c->g[i], c->g[j]) && unite(c, j, i, dep)))
                 dep = dependencies(c);
-}
-
-/* Why column group o cannot ride along row group h (its reductions
- * folded per block in h's pass over the rows, Kernel.side_axes), or NULL.
- * o reduces the leading axes of h's space (h keeps them), with sum, mean,
- * max or min (one word of state each, combined in block order), computes
- * nothing from them and writes nothing but them and values of the whole
- * space; h holds no column reductions over other axes. */
-static const char *row_cols_refusal(const Group *h, const Group *o, const IrFunc *f)
-{
-    int rank = h->space.rank;
-    uint8_t all = (uint8_t)((1u << rank) - 1u);
-    if (h->kind != KK_ROW || o->kind != KK_REDUCE || o->side || (h->side && h->side != o->axes) ||
-        !ir_shape_eq(&h->space, &o->space) || o->axes != (uint8_t)(all & ~h->axes) ||
-        layout_of(o->axes, rank) != RL_COLS)
-        return "not a column reduction of the row kernel's space";
-    return cols_refusal(o, f);
-}
-
-/* Why the column group o cannot become a row kernel's column reductions
- * (row_cols_refusal), or NULL. */
-static const char *cols_refusal(const Group *o, const IrFunc *f)
-{
-    for (int n = 0; n < f->nnodes; n++) {
-        const IrNode *v = f->nodes[n];
-        if (!(o->lvl[n] & FL_RED) || v->op == OP_CONST)
-            continue;
-        if (!is_reduce(v) || (o->lvl[n] & FL_ELEM))
-            return "a value is computed from the column reductions";
-        if (v->op != OP_SUM && v->op != OP_MEAN && v->op != OP_RMAX && v->op != OP_RMIN)
-            return "a column reduction other than sum, mean, max or min";
-    }
-    for (int w = 0; w < o->nwr; w++)
-        if (!is_reduce(o->wr[w].node) && !ir_shape_eq(&o->wr[w].node->shape, &o->space))
-            return "the column kernel writes a value of another shape";
-    return NULL;
-}
-
-/* Does a live group other than g read n (an operand of one of its
- * members that it does not compute)? */
-static int read_elsewhere(Ctx *c, const Group *g, const IrNode *n)
-{
-    for (int gi = 0; gi < c->ng; gi++) {
-        const Group *o = c->g[gi];
-        if (o == g || o->dead || o->lvl[n->id])
-            continue;
-        for (int u = 0; u < c->nusers[n->id]; u++)
-            if (o->lvl[c->users[n->id][u]->id])
-                return 1;
-    }
-    return 0;
-}
-
-/* Column reductions ride along a row kernel of their space (row_cols_refusal):
- * a LayerNorm backward's dgamma and dbeta in the kernel that computes dx,
- * whose pass over each row folds the row's elements into the block's
- * column states (a second launch adds the blocks' states up in order).
- * That saves the column kernel's read of the space (x and dy again) and
- * the per-row values stored for it, for a write and a read of one partial
- * state per column and block.  The merge needs h not to depend on o, no
- * group between o and h, and the register budget. */
-static void merge_cols_into_rows(Ctx *c)
-{
-    uint8_t *dep = dependencies(c);
-    for (int i = 0; i < c->ng; i++)
-        for (int j = 0; j < c->ng; j++) {
-            Group *h = c->g[i], *o = c->g[j];
-            int ng = c->ng;
-            if (i == j || h->dead || o->dead || row_cols_refusal(h, o, c->f) || dep[i * ng + j])
-                continue;
-            int between = 0;
-            for (int x = 0; x < ng && !between; x++)
-                between = x != i && x != j && !c->g[x]->dead && dep[j * ng + x] && dep[x * ng + i];
-            if (between)
-                continue;
-            Group save = *h;
-            uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
-            memcpy(lv, h->lvl, (size_t)c->f->nnodes);
-            for (int n = 0; n < c->f->nnodes; n++)
-                if (!h->lvl[n])
-                    h->lvl[n] = o->lvl[n];
-            h->side = o->axes;
-            for (int w = 0; w < o->nwr; w++)
-                group_write(c, h, o->wr[w].node, o->wr[w].result);
-            int est = fit_estimate(c, h);
-            if (est > c->opt->max_registers) {
-                restore_group(c, h, &save, lv);
-                reject(c, o->wr[0].node, save.wr[0].node, "registers",
-                       arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
-                continue;
-            }
-            o->dead = 1;
-            /* per-row values stored only for the column kernel stay on chip */
-            int nw = 0;
-            for (int w = 0; w < h->nwr; w++)
-                if (h->wr[w].result >= 0 || read_elsewhere(c, h, h->wr[w].node))
-                    h->wr[nw++] = h->wr[w];
-            h->nwr = nw;
-            /* merges refused on the way that this one makes */
-            int nr = 0;
-            for (int r = 0; r < c->nrej; r++)
-                if (!(h->lvl[c->rej[r].producer->id] && h->lvl[c->rej[r].consumer->id]))
-                    c->rej[nr++] = c->rej[r];
-            c->nrej = nr;
-            dep = dependencies(c);
-        }
 }
 
 /* A loop group whose outputs a later group of the same space reads (a value
@@ -1384,7 +1230,6 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     if (!no_fusion) {
         merge_down(&c);
         merge_sideways(&c);
-        merge_cols_into_rows(&c);
         report_sibling_axes(&c);
     }
     Group **ord;

@@ -199,7 +199,7 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
             if (k->kind == KK_ROW)
                 fprintf(out, ", \"looped\": %d", k->looped);
             if (k->side_axes)
-                fprintf(out, ", \"side_layout\": \"%s\"", k->kind == KK_ROW ? "cols" : "rows");
+                fputs(", \"side_layout\": \"rows\"", out);
             fputs(", \"space\": ", out);
             json_shape(out, f, &k->space);
             fputs(", \"values\": ", out);
@@ -309,8 +309,7 @@ static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
         break;
     }
     if (k->side_axes) {
-        /* the side reductions: rows of the kept dims (a column kernel's) or
-         * columns of the rows (a row kernel's), in the same pass */
+        /* the side reductions: rows of the kept dims, in the same pass */
         IrShape sr = {0};
         for (int i = 0; i < k->space.rank; i++)
             if ((k->side_axes >> i) & 1)
@@ -320,8 +319,7 @@ static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
             ir_dim_str(f, sr.dims[0], &b);
         else
             ir_shape_str(f, &sr, &b);
-        fprintf(out, k->kind == KK_ROW ? ", and columns of %s in the same pass" : " and rows of %s in the same pass",
-                b.data);
+        fprintf(out, " and rows of %s in the same pass", b.data);
     }
     buf_free(&b);
 }

@@ -152,7 +152,7 @@ typedef struct KCtx {
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS, VK_ROW_COLP } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS } VariantKind;
 
 typedef struct Variant {
     VariantKind kind;
@@ -165,8 +165,6 @@ typedef struct Variant {
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
     int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
-    int colp; /* row kernels with column reductions: the launch passes their
-               * states (host_launch) and the second launch follows */
     char name[200];
 } Variant;
 
@@ -363,8 +361,6 @@ void cu_emit_cols_rows_body(KCtx *c);
 void cu_host_side_bytes(KCtx *c, Buf *b);
 int cu_ncol_reds(const KCtx *c);
 void cu_emit_row_body(KCtx *c, int cached);
-const char *cu_row_side_params(const KCtx *c, int args);
-void cu_emit_row_colp_body(KCtx *c);
 
 /* ---- reduce.c ------------------------------------------------------------ */
 void cu_emit_scalar_body(KCtx *c);

@@ -23,33 +23,9 @@ static void host_group_sizes(KCtx *c, Buf *b)
 static void host_product(const KCtx *c, int red, Buf *b) { cu_product_of(c, red, "(int64_t)1", b); }
 
 /* host: one FUSEC_LAUNCH of a 1-D grid */
-/* Does variant v pad its rows of column states (the body's cpad,
- * row_side_states)? */
-static int colp_pad(const Variant *v)
-{
-    return v->vw >= 8 && (v->kind != VK_ROW_C || v->sm || v->cap <= 16);
-}
-
 static void host_launch(Buf *b, const char *indent, int kidx, const Variant *v, const char *grid,
                         const char *block)
 {
-    if (v->colp) {
-        /* a row kernel with column reductions: at most cmax rows of
-         * partial states (the scratch holds them), in shared memory where
-         * the block's fit (csm), and their count for the second launch */
-        int rpb = v->tpr > 0 && v->bs > v->tpr ? v->bs / v->tpr : 1;
-        buf_printf(b, "%s{\n", indent);
-        buf_printf(b, "%s    const int64_t cb = fzk_colp_grid((int64_t)(%s), %d, cmax);\n", indent, grid, rpb);
-        int pad = colp_pad(v);
-        buf_printf(b, "%s    const int64_t csmb = fzk_colp_smem(%d, rlen, colp_sb, ncolp, %d);\n", indent, rpb, pad);
-        buf_printf(b, "%s    csm = csmb <= (int64_t)(FZK_COLP_SMEM);\n", indent);
-        buf_printf(b, "%s    *cnp = (int)(cb * %d);\n", indent, rpb);
-        buf_printf(b, "%s    *cpd = %d; /* its rows of states are padded */\n", indent, pad);
-        buf_printf(b, "%s    return FUSEC_LAUNCH(%d, %s, (unsigned)cb, 1, 1, %s, 1, 1, csm ? (size_t)csmb : 0, stream, %s);\n",
-                   indent, kidx, v->name, block, is_wloop(v) ? "wargs" : "args");
-        buf_printf(b, "%s}\n", indent);
-        return;
-    }
     buf_printf(b, "%sreturn FUSEC_LAUNCH(%d, %s, %s, 1, 1, %s, 1, 1, 0, stream, %s);\n", indent, kidx, v->name,
                grid, block, is_wloop(v) ? "wargs" : "args");
 }
@@ -224,18 +200,6 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
     buf_puts(b, "    }\n");
 }
 
-/* The bytes of a row kernel's column states, one a column reduction:
- * colp_sb[ncolp] */
-static void host_colp_sizes(KCtx *c, Buf *b)
-{
-    buf_puts(b, "    static const int colp_sb[] = {");
-    int n = 0;
-    for (int i = 0; i < c->k->nvalues; i++)
-        if (cu_is_side_red(c, c->k->values[i]))
-            buf_printf(b, "%s%d", n++ ? ", " : "", cu_red_state_bytes(c->k->values[i]));
-    buf_printf(b, "};\n    const int ncolp = %d;\n", n);
-}
-
 /* The scratch of a kernel: NAME_scratch_bytes, and for reduce kernels
  * NAME_scratch_zero_bytes. */
 static void launch_scratch(KCtx *c, Buf *b)
@@ -286,25 +250,6 @@ static void launch_scratch(KCtx *c, Buf *b)
                           "    const int64_t ns = fzk_mid_nsplit(nK, nO * nI, FZK_MAX_SMS);\n"
                           "    return (size_t)(fzk_mid_cnt_bytes(nK) + (ns > 1 ? (int64_t)%d * ns * nK : 0));\n",
                        nreds * cu_cols_slot(c));
-    } else if (k->kind == KK_ROW && k->side_axes) {
-        /* the column reductions' partial states: the most rows of them any
-         * launch makes (fzk_colp_rows), 256-byte aligned one after the
-         * other (the kernel's cpo<id>) */
-        Buf r = {0};
-        buf_puts(&r, "(int64_t)1");
-        for (int g = 0; g < c->ng; g++)
-            if (c->gred[g]) {
-                buf_puts(&r, " * ");
-                cu_span_host(c, c->gfirst[g], c->glast[g], &r);
-            }
-        buf_printf(b, "    const int64_t rlen = %s;\n", r.data);
-        host_colp_sizes(c, b);
-        buf_puts(b, "    const int64_t cmax = fzk_colp_rows(fzk_colp_smem(1, rlen, colp_sb, ncolp, 1));\n"
-                    "    int64_t at = 0;\n"
-                    "    for (int i = 0; i < ncolp; i++) /* rows of rlen + rlen / 32 + 1 states */\n"
-                    "        at = (at + cmax * (rlen + rlen / 32 + 1) * colp_sb[i] + 255) / 256 * 256;\n"
-                    "    return (size_t)at;\n");
-        buf_free(&r);
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
@@ -575,12 +520,6 @@ static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const ch
                per, i, SMEM_ROW_STATIC, i);
     buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
                v[i].bs);
-    if (v[i].colp)
-        /* the row takes the shared memory: column states in scratch */
-        buf_printf(b, "            blocks = fzk_colp_grid(blocks, 1, cmax);\n"
-                      "            csm = 0;\n"
-                      "            *cnp = (int)blocks;\n"
-                      "            *cpd = %d;\n", colp_pad(&v[i]));
     buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
                   "stream, args);\n", base + i, v[i].name, v[i].bs, i);
     buf_puts(b, "        }\n    }\n");
@@ -599,16 +538,12 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_puts(b, "    const int big = nrows * rlen + (int64_t)sm_count * 8192 >= (int64_t)2147483647"
                 " || nrows >= (int64_t)2147483647 / 4;\n    (void)big;\n");
     buf_puts(b, "    int64_t blocks;\n");
-    if (c->k->side_axes)
-        buf_puts(b, "    const int64_t cmax = fzk_colp_rows(fzk_colp_smem(1, rlen, colp_sb, ncolp, 1));\n");
     const int ebytes = cu_row_elem_bytes(c);
     /* on-chip variants first, then warp per row, then block per row */
     int win_checked = 0;
     int wi = -1; /* the index of _blockw (host_row_wloop_fit) */
     for (int i = 0; i < nv; i++) {
         const char *cond = v[i].i64 ? "" : "!big && ";
-        if (v[i].kind == VK_ROW_COLP)
-            continue; /* the second launch (launch_row_colp) */
         if (v[i].kind == VK_ROW_C) {
             int rpb = v[i].bs / v[i].tpr;
             if (v[i].sh)
@@ -721,45 +656,6 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_free(&r);
     buf_free(&n);
 }
-/* A row kernel with column reductions launches its rows (NAME_row_launch,
- * which says how many rows of partial states its blocks wrote), then the
- * second launch, which adds them up a column at a time (_colp, blocks of
- * 1024 threads a tile of 32 columns, two a multiprocessor at most). */
-static void launch_row_colp(KCtx *c, const Variant *v, int nv, int base, Buf *b)
-{
-    const Kernel *k = c->k;
-    buf_printf(b,
-               "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
-               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
-               k->name);
-    buf_puts(b, "    int np = 0, cpd = 0;\n");
-    buf_printf(b, "    const fusert_status st = %s_row_launch(bufs, scalars, dims, scratch, zscratch, sm_count, stream, &np,\n"
-                  "                                          &cpd);\n"
-                  "    if (st != FUSERT_SUCCESS)\n        return st;\n",
-               k->name);
-    Buf decl = {0}, args = {0}, r = {0};
-    cu_host_common_args(c, &decl, &args);
-    buf_puts(b, decl.data);
-    buf_puts(b, "    (void)scalars;\n");
-    host_group_sizes(c, b);
-    for (int g = 0; g < c->ng; g++)
-        buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
-    buf_puts(b, "    unsigned char *cscr = (unsigned char *)scratch;\n");
-    buf_puts(&args, ", (void *)&cscr, (void *)&np, (void *)&cpd");
-    buf_printf(b, "    void *args[] = {%s};\n", args.data);
-    host_product(c, 1, &r);
-    buf_printf(b, "    const int64_t rlen = %s;\n", r.data);
-    buf_puts(b, "    if (rlen == 0)\n        return FUSERT_SUCCESS;\n"
-                "    if (sm_count < 1)\n        sm_count = 108;\n"
-                "    int64_t blocks = (rlen + 31) / 32;\n"
-                "    if (blocks > (int64_t)sm_count * 2)\n        blocks = (int64_t)sm_count * 2;\n");
-    buf_printf(b, "    return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, 1024, 1, 1, 0, stream, args);\n}\n",
-               base + nv - 1, v[nv - 1].name);
-    buf_free(&decl);
-    buf_free(&args);
-    buf_free(&r);
-}
-
 /* The stub of one kernel (emit.h): recompute the group sizes and magic
  * numbers from dims, pick the variant (alignment, row length, int32 range)
  * and the grid from sm_count, and launch through FUSEC_LAUNCH.  Every size
@@ -771,17 +667,10 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     int cols = cu_is_cols_scheme(c);
     int mid = c->L->mid;
     launch_scratch(c, b);
-    int colp = k->kind == KK_ROW && k->side_axes;
-    if (colp)
-        buf_printf(b,
-                   "static fusert_status %s_row_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
-                   "        void *scratch, void *zscratch, int sm_count, fusert_stream stream, int *cnp, int *cpd)\n{\n",
-                   k->name);
-    else
-        buf_printf(b,
-                   "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
-                   "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
-                   k->name);
+    buf_printf(b,
+               "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
+               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
+               k->name);
     Buf decl = {0}, args = {0};
     cu_host_common_args(c, &decl, &args);
     buf_puts(b, decl.data);
@@ -797,13 +686,6 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     if (cols || mid) {
         buf_puts(b, "    int nsplit = 1;\n");
         buf_puts(&args, ", (void *)&nsplit");
-    }
-    if (colp) {
-        /* the column states: their base, whether in shared memory
-         * (host_launch), the bytes of each state */
-        buf_puts(b, "    unsigned char *cscr = (unsigned char *)scratch;\n    int csm = 0;\n");
-        host_colp_sizes(c, b);
-        buf_puts(&args, ", (void *)&cscr, (void *)&csm");
     }
     buf_printf(b, "    void *args[] = {%s};\n", args.data);
     if (c->L->wloop)
@@ -822,15 +704,13 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     else
         launch_rows(c, v, nv, base, b);
     buf_puts(b, "}\n");
-    if (colp)
-        launch_row_colp(c, v, nv, base, b);
     buf_free(&decl);
     buf_free(&args);
 }
 
 /* The host helpers every module's stubs share: magic numbers, the row,
  * column and full-reduction grid rules and the macros a build may set. */
-static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
+static void emit_launch_helpers(Buf *out, int any_mid)
 {
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
@@ -877,7 +757,6 @@ static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
              "#ifndef FZK_ROW_SMEM_MAX\n"
              "#define FZK_ROW_SMEM_MAX 2147483647\n"
              "#endif\n");
-
     /* the windowed looped row kernels' launch (host_row_wloop_fit) */
     buf_puts(out,
              "/* FZK_L2_BYTES: the L2 the row launch rules assume, instead of the\n"
@@ -1015,39 +894,6 @@ static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
              "{\n"
              "    return (nO * ((nI + 31) / 32) * 4 + 255) / 256 * 256;\n"
              "}\n");
-    /* column reductions beside a row kernel, in modules that have one */
-    if (any_colp)
-        buf_puts(out,
-             "/* Column reductions beside a row kernel: each block folds its rows into\n"
-             " * the column states of each row it takes at once (rpb), in shared memory\n"
-             " * when they take at most FZK_COLP_SMEM bytes (the 48 KiB any launch may\n"
-             " * have, less the kernel's own), else in its partial rows in scratch; a\n"
-             " * build may define it 0, as tests do.  fzk_colp_smem: those bytes for\n"
-             " * states of sb[i] bytes (pad: a state of padding every 32);\n"
-             " * fzk_colp_rows: the most rows of partial states a launch writes, 2048\n"
-             " * (16 blocks of 128 threads on each of 128 multiprocessors) or as many\n"
-             " * as fit 64 MiB, 64 at least; the grid shrinks to them (fzk_colp_grid). */\n"
-             "#ifndef FZK_COLP_SMEM\n"
-             "#define FZK_COLP_SMEM 45056\n"
-             "#endif\n"
-             "static inline int64_t fzk_colp_smem(int64_t rpb, int64_t rlen, const int *sb, int ns, int pad)\n"
-             "{\n"
-             "    const int64_t rs = pad ? rlen + rlen / 32 + 1 : rlen; /* the kernel's crs */\n"
-             "    int64_t t = 0;\n"
-             "    for (int i = 0; i < ns; i++)\n"
-             "        t += (rpb * rs * sb[i] + 15) / 16 * 16;\n"
-             "    return t;\n"
-             "}\n"
-             "static inline int64_t fzk_colp_rows(int64_t row_bytes)\n"
-             "{\n"
-             "    const int64_t n = row_bytes > 0 ? ((int64_t)64 << 20) / row_bytes : 2048;\n"
-             "    return n < 64 ? 64 : n > 2048 ? 2048 : n;\n"
-             "}\n"
-             "static inline int64_t fzk_colp_grid(int64_t blocks, int64_t rpb, int64_t cmax)\n"
-             "{\n"
-             "    const int64_t m = cmax / rpb > 0 ? cmax / rpb : 1;\n"
-             "    return blocks < m ? blocks : m;\n"
-             "}\n");
     /* the middle-axes scheme's split, in modules that have one */
     if (any_mid)
         buf_puts(out,
@@ -1097,12 +943,10 @@ static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     const CudaModule *m = cu_module(plans, nplans, o);
-    int any_mid = 0, any_colp = 0;
-    for (int i = 0; i < m->nkern; i++) {
+    int any_mid = 0;
+    for (int i = 0; i < m->nkern; i++)
         any_mid |= m->kern[i].mid;
-        any_colp |= m->kern[i].an.k->kind == KK_ROW && m->kern[i].an.k->side_axes;
-    }
-    emit_launch_helpers(out, any_mid, any_colp);
+    emit_launch_helpers(out, any_mid);
     for (int i = 0; i < m->nkern; i++) {
         const Lowering *L = &m->kern[i];
         KCtx c;

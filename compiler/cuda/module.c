@@ -29,32 +29,22 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c) || c->L->mid;
-    /* a row kernel's bodies with column reductions take their partial
-     * states' base and where the block keeps them (cu_row_side_params) */
-    const char *sp = cu_row_side_params(c, 0), *sa = cu_row_side_params(c, 1);
     cu_body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
-                                 : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : sp);
-    cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : sa);
+                                 : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
+    cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
     /* the middle-axes kernels' `_warp` takes their arguments, its row body
      * not the scratch */
     Buf asr = {0};
-    cu_body_args(c, &asr, sa);
+    cu_body_args(c, &asr, NULL);
     /* the windowed looped kernels take one more: wrev (cu_emit_row_body) */
     Buf psw = {0}, asw = {0};
-    char ew[96];
-    snprintf(ew, sizeof ew, "%s, int wrev", sp);
-    cu_body_params(c, &psw, ew);
-    snprintf(ew, sizeof ew, "%s, wrev", sa);
-    cu_body_args(c, &asw, ew);
-    /* the second launch of column reductions beside the rows */
-    Buf psc = {0}, asc = {0};
-    cu_body_params(c, &psc, ", unsigned char *cscr, int np, int cpd");
-    cu_body_args(c, &asc, ", cscr, np, cpd");
+    cu_body_params(c, &psw, ", int wrev");
+    cu_body_args(c, &asw, ", wrev");
     int guard = c->o && c->o->target == TARGET_NVRTC;
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
         int wl = is_wloop(&v[i]);
-        const char *pd = wl ? psw.data : v[i].kind == VK_ROW_COLP ? psc.data : ps.data;
+        const char *pd = wl ? psw.data : ps.data;
         if (guard)
             emit_line(&c->w, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
         if (v[i].kind == VK_ROW_C && v[i].sm)
@@ -115,7 +105,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         case VK_COLS_ROWS: emit_line(&c->w, "    %s_rows_body<%s>(%s);", c->k->name, I, as.data); break;
-        case VK_ROW_COLP: emit_line(&c->w, "    %s_colp_body<%s>(%s);", c->k->name, I, asc.data); break;
         }
         emit_line(&c->w, "}");
         if (guard)
@@ -126,8 +115,6 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     buf_free(&asr);
     buf_free(&psw);
     buf_free(&asw);
-    buf_free(&psc);
-    buf_free(&asc);
 }
 
 /* cu_emit_row_body for a body whose rows are a block each (the shared-memory
@@ -142,37 +129,27 @@ static void emit_block_row_body(KCtx *c, int cached)
     c->cluster = cl;
 }
 
-/* FZ_DYN_SMEM, once a module, before its first use */
-static void declare_dyn_smem(KCtx *c, int *dyn_smem)
-{
-    if (*dyn_smem)
-        return;
-    buf_puts(c->w.out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
-                       " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
-                       "#ifndef FZ_DYN_SMEM\n"
-                       "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
-                       "#define FZ_DYN_SMEM fz_dyn_smem\n"
-                       "#endif\n");
-    *dyn_smem = 1;
-}
-
 /* The bodies of a row kernel: the ones its variants instantiate (the
  * lowering's cached, smem and looped vector flags), each once.  *dyn_smem:
- * FZ_DYN_SMEM is declared (before the module's first _rs_body, or the
- * first body of a kernel with column states). */
+ * FZ_DYN_SMEM is declared (before the module's first _rs_body). */
 static void emit_row_bodies(KCtx *c, int *dyn_smem)
 {
     const Lowering *L = c->L;
     c->subwarp = L->subwarp;
     c->window = L->window;
     c->cluster = L->cluster;
-    /* column states beside the rows take it in every body */
-    if (c->k->side_axes)
-        declare_dyn_smem(c, dyn_smem);
     if (L->cached)
         cu_emit_row_body(c, 1);
+    if (L->smem && !*dyn_smem) {
+        buf_puts(c->w.out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
+                           " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
+                           "#ifndef FZ_DYN_SMEM\n"
+                           "extern __shared__ __align__(16) unsigned char fz_dyn_smem[];\n"
+                           "#define FZ_DYN_SMEM fz_dyn_smem\n"
+                           "#endif\n");
+        *dyn_smem = 1;
+    }
     if (L->smem) {
-        declare_dyn_smem(c, dyn_smem);
         c->smem = 1;
         emit_block_row_body(c, 1);
         c->smem = 0;
@@ -188,8 +165,6 @@ static void emit_row_bodies(KCtx *c, int *dyn_smem)
                 c->loopvec = c->loopwin = 0;
                 break;
             }
-    if (c->k->side_axes)
-        cu_emit_row_colp_body(c);
 }
 
 /* One kernel: its comment, template bodies and wrappers. */
@@ -202,7 +177,7 @@ static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *
     const Kernel *k = c.k;
     if (k->kind == KK_LOOP)
         cu_emit_loop_bodies(&c, L->vw);
-    else if (k->side_axes && !cu_is_cols_scheme(&c) && k->kind != KK_ROW)
+    else if (k->side_axes && !cu_is_cols_scheme(&c))
         ICE("side reductions in a kernel that does not take the column scheme");
     else if (cu_is_cols_scheme(&c)) {
         cu_emit_cols_body(&c);

@@ -496,10 +496,7 @@ void cu_round_elem(KCtx *c, void *vctx)
         fold_elem(c, rc->reds[i], acc, "r");
     }
     for (int i = 0; i < rc->nside; i++) {
-        /* a column kernel's row states, or a row kernel's column states
-         * (cs<id>, row_side_states), at the element's column r */
-        snprintf(acc, sizeof acc, c->k->kind == KK_ROW ? "cs%d[cpad ? r + (r >> 5) : r]" : "s%d",
-                 rc->side[i]->id);
+        snprintf(acc, sizeof acc, "s%d", rc->side[i]->id);
         fold_elem(c, rc->side[i], acc, rc->sidx);
     }
     for (int i = 0; i < c->k->noutputs; i++)
@@ -591,14 +588,6 @@ static void row_cache_rewrite(KCtx *c, int from)
             cu_out_map_of(c, o, m);
             covers = !reaches_x(c, c->k->outputs[o], m, x, e, c->inst[i].map, seen);
         }
-        /* the column reductions fold in the output pass too */
-        for (int v = 0; v < c->k->nvalues && covers; v++)
-            if (c->k->kind == KK_ROW && cu_is_side_red(c, c->k->values[v])) {
-                const IrNode *op = c->k->values[v]->in[0].node;
-                int8_t m[IR_MAX_RANK];
-                cu_space_map(c, op, m);
-                covers = !reaches_x(c, op, m, x, e, c->inst[i].map, seen);
-            }
         if (!covers)
             continue;
         Buf ref = {0};
@@ -719,191 +708,6 @@ static void row_cache_load(KCtx *c)
     cu_close_scope(c);
     cu_close_scope(c);
 }
-/* A row kernel's column reductions (Kernel.side_axes) into side; how many. */
-static int row_side_reds(const KCtx *c, const IrNode **side)
-{
-    int n = 0;
-    for (int i = 0; i < c->k->nvalues; i++)
-        if (c->k->kind == KK_ROW && cu_is_side_red(c, c->k->values[i]) && n < 64)
-            side[n++] = c->k->values[i];
-    return n;
-}
-
-/* The extra parameters (and arguments) of a row kernel's bodies with column
- * reductions: the partial states' base in scratch, and whether the block
- * keeps its states in dynamic shared memory (row_side_states). */
-const char *cu_row_side_params(const KCtx *c, int args)
-{
-    if (c->k->kind != KK_ROW || !c->k->side_axes)
-        return "";
-    return args ? ", cscr, csm" : ", unsigned char *cscr, int csm";
-}
-
-/* Where the column reductions' partial states lie: reduction i's are cnp
- * rows of crs states (column r at r, or with cpad at r + r / 32) from byte
- * cpo<i> of the scratch, cnp the rows of states
- * of the launch (its blocks times the rows a block takes at once), 256-byte
- * aligned one after the other.  The row kernel and its second launch
- * (cu_emit_row_colp_body) lay them out alike. */
-static void row_side_offsets(KCtx *c, const IrNode *const *side, int nside)
-{
-    emit_line(&c->w, "const I crs = cpad ? R + R / 32 + 1 : R; /* states a row */");
-    emit_line(&c->w, "I cpo = 0;");
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "const I cpo%d = cpo;", id);
-        emit_line(&c->w, "cpo = (cpo + cnp * crs * (I)sizeof(R%d::S) + 255) / 256 * 256;", id);
-    }
-    emit_line(&c->w, "(void)cpo;");
-}
-
-/* The block's states of each column reduction: cg<id>, its partial rows
- * in scratch; cb<id>, where it folds them (shared memory with csm), crs
- * states a row of the block. */
-static void row_side_blocks(KCtx *c, const IrNode *const *side, int nside)
-{
-    emit_line(&c->w, "const I cnp = (I)gridDim.x * rows_per_block;");
-    row_side_offsets(c, side, nside);
-    emit_line(&c->w, "unsigned char *csp = FZ_DYN_SMEM;");
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "R%d::S *const cg%d = (R%d::S *)(cscr + cpo%d) + (I)blockIdx.x * rows_per_block * crs;", id,
-                  id, id, id);
-        emit_line(&c->w, "R%d::S *const cb%d = csm ? (R%d::S *)csp : cg%d;", id, id, id, id);
-        emit_line(&c->w, "csp += (rows_per_block * crs * sizeof(R%d::S) + 15) / 16 * 16;", id);
-    }
-    emit_line(&c->w, "(void)csp;");
-}
-
-/* A row kernel's column states: each group of TPR threads (a row at a
- * time) folds its rows' elements into R states a column reduction, cs<id>,
- * in row order.  They lie in dynamic shared memory (csm: the launcher gave
- * the block rows_per_block rows of crs states of each) and go to the
- * block's partial rows in scratch at the end, or without the room there,
- * in those partial rows directly.  Bodies of vectors of 8 or more
- * elements (2-byte types) pad each row with a state every 32 (cpad: column
- * r at r + r / 32), so that the lanes of a warp that fold one element of
- * their vectors, columns 8 apart, hit different shared-memory banks (in
- * order, 8 to a bank), except the register rows of 32 elements a thread,
- * where the index arithmetic made ptxas spill (sm_90); the launch tells
- * the second launch. */
-static void row_side_states(KCtx *c, const IrNode *const *side, int nside, int hasv, int regs)
-{
-    emit_line(&c->w, "/* column states: %d reduction(s) over the rows */", nside);
-    emit_line(&c->w, "const bool cpad = %s;", !hasv ? "false" : regs ? "V >= 8 && CAP <= 16" : "V >= 8");
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    row_side_blocks(c, side, nside);
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "for (I q = (I)threadIdx.x; q < rows_per_block * crs; q += BS)");
-        emit_line(&c->w, "    cb%d[q] = R%d::init();", id, id);
-    }
-    cu_close_scope(c);
-    emit_line(&c->w, "__syncthreads();");
-    /* only the lane's own states stay live through the rows */
-    emit_line(&c->w, "R%d::S *cs%d;", side[0]->id, side[0]->id);
-    for (int i = 1; i < nside; i++)
-        emit_line(&c->w, "R%d::S *cs%d;", side[i]->id, side[i]->id);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    row_side_blocks(c, side, nside);
-    for (int i = 0; i < nside; i++)
-        emit_line(&c->w, "cs%d = cb%d + (I)(threadIdx.x / TPR) * crs;", side[i]->id, side[i]->id);
-    cu_close_scope(c);
-}
-
-/* After the block's last row: its states to its partial rows. */
-static void row_side_flush(KCtx *c, const IrNode *const *side, int nside)
-{
-    emit_line(&c->w, "__syncthreads();");
-    emit_line(&c->w, "if (csm) {");
-    cu_open_scope(c);
-    row_side_blocks(c, side, nside);
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "for (I q = (I)threadIdx.x; q < rows_per_block * crs; q += BS)");
-        emit_line(&c->w, "    cg%d[q] = cb%d[q];", id, id);
-    }
-    cu_close_scope(c);
-}
-
-/* The second launch of a row kernel with column reductions: a block of
- * 1024 threads a tile of 32 columns, warp w adding partial rows w, w + 32,
- * ... in order, then lane l of warp 0 the 32 warps' states of column l in
- * order, finishing and storing them.  The order depends on np alone. */
-void cu_emit_row_colp_body(KCtx *c)
-{
-    const Kernel *k = c->k;
-    const IrNode *side[64];
-    int nside = row_side_reds(c, side);
-    Buf ps = {0};
-    cu_body_params(c, &ps, ", unsigned char *cscr, int np, int cpd");
-    cu_reset_point(c);
-    emit_line(&c->w, "template <class I>");
-    emit_line(&c->w, "static __device__ __forceinline__ void %s_colp_body(%s)", k->name, ps.data);
-    emit_line(&c->w, "{");
-    cu_open_scope(c);
-    cu_emit_group_sizes(c);
-    Buf nr = {0}, rr = {0};
-    cu_groups_product(c, 0, &nr);
-    cu_groups_product(c, 1, &rr);
-    emit_line(&c->w, "const I nrows = %s;", nr.data);
-    emit_line(&c->w, "const I R = %s; /* columns */", rr.data);
-    emit_line(&c->w, "const I cnp = np;");
-    emit_line(&c->w, "const bool cpad = cpd != 0; /* the rows are padded (row_side_states) */");
-    for (int i = 0; i < nside; i++) {
-        Buf t = {0};
-        cu_red_type(side[i], &t);
-        emit_line(&c->w, "typedef %s R%d;", t.data, side[i]->id);
-        buf_free(&t);
-    }
-    row_side_offsets(c, side, nside);
-    emit_line(&c->w, "const int lane = (int)(threadIdx.x & 31), w = (int)(threadIdx.x >> 5);");
-    for (int i = 0; i < nside; i++)
-        emit_line(&c->w, "__shared__ R%d::S sh%d[32][33];", side[i]->id, side[i]->id);
-    emit_line(&c->w, "for (I t = blockIdx.x; t * 32 < R; t += gridDim.x) {");
-    cu_open_scope(c);
-    emit_line(&c->w, "const I r = t * 32 + lane;");
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "{");
-        emit_line(&c->w, "    R%d::S a%d = R%d::init();", id, id, id);
-        emit_line(&c->w, "    const R%d::S *const cp%d = (const R%d::S *)(cscr + cpo%d);", id, id, id, id);
-        emit_line(&c->w, "    if (r < R) {");
-        emit_line(&c->w, "        #pragma unroll 4");
-        emit_line(&c->w, "        for (I p = w; p < cnp; p += 32)");
-        emit_line(&c->w, "            a%d = R%d::comb(a%d, cp%d[p * crs + (cpad ? r + (r >> 5) : r)]);", id, id, id, id);
-        emit_line(&c->w, "    }");
-        emit_line(&c->w, "    sh%d[w][lane] = a%d;", id, id);
-        emit_line(&c->w, "}");
-    }
-    emit_line(&c->w, "__syncthreads();");
-    emit_line(&c->w, "if (w == 0 && r < R) {");
-    cu_open_scope(c);
-    for (int i = 0; i < nside; i++) {
-        int id = side[i]->id;
-        emit_line(&c->w, "R%d::S a%d = sh%d[0][lane];", id, id, id);
-        emit_line(&c->w, "for (int q = 1; q < 32; q++)");
-        emit_line(&c->w, "    a%d = R%d::comb(a%d, sh%d[q][lane]);", id, id, id, id);
-    }
-    cu_decompose(c, "r", 1);
-    for (int i = 0; i < nside; i++)
-        cu_finish_reduction(c, side[i], "", "nrows");
-    for (int i = 0; i < k->noutputs; i++)
-        if (cu_is_side(c, k->outputs[i]))
-            cu_emit_store(c, i, "I");
-    cu_close_scope(c);
-    emit_line(&c->w, "__syncthreads();");
-    cu_close_scope(c);
-    cu_close_scope(c);
-    for (int i = 0; i < k->nvalues; i++)
-        c->reduced_val[i] = NULL;
-    buf_free(&nr);
-    buf_free(&rr);
-    buf_free(&ps);
-}
-
 /* The reductions of a row in dependency rounds (each a pass over the
  * row, then a warp, block or cluster reduce), then the outputs: a last
  * pass for the element outputs, lane 0 for the per-row ones. */
@@ -912,10 +716,8 @@ static void row_rounds(KCtx *c, int cached)
     const Kernel *k = c->k;
     /* reductions in dependency rounds */
     int maxl = 0;
-    const IrNode *side[64];
-    int nside = row_side_reds(c, side);
     for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i])) {
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
             int l = cu_red_level(c, k->values[i], 1) + 1;
             if (l > maxl)
                 maxl = l;
@@ -926,13 +728,12 @@ static void row_rounds(KCtx *c, int cached)
     for (int i = 0; i < k->noutputs; i++)
         if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0))
             has_elem_final = 1;
-    has_elem_final |= nside > 0; /* the column states fold in the last pass */
     c->xc_e = NULL;
     for (int L = 1; L <= maxl; L++) {
         RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0, NULL, 0, NULL};
         for (int i = 0; i < k->nvalues; i++)
-            if (op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]) &&
-                cu_red_level(c, k->values[i], 1) + 1 == L && rc.nreds < 64)
+            if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
+                rc.nreds < 64)
                 reds[rc.nreds++] = k->values[i];
         emit_line(&c->w, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
         for (int i = 0; i < rc.nreds; i++) {
@@ -960,31 +761,20 @@ static void row_rounds(KCtx *c, int cached)
             cu_out_map_of(c, i, m);
             cu_hoist(c, k->outputs[i], m);
         }
-    for (int i = 0; i < nside; i++) {
-        int8_t m[IR_MAX_RANK];
-        cu_space_map(c, side[i]->in[0].node, m);
-        cu_hoist(c, side[i]->in[0].node, m);
-    }
     if (has_elem_final) {
-        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0, side, nside, "r"};
-        if (nside) {
-            /* a lane may take another lane's columns of the last row
-             * (windowed rows): its states are written before they are read */
-            emit_line(&c->w, "if (TPR <= 32)");
-            emit_line(&c->w, "    __syncwarp();");
-        }
-        emit_line(&c->w, "/* write the row%s */", nside ? ", fold its columns" : "");
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0, NULL, 0, NULL};
+        emit_line(&c->w, "/* write the row */");
         row_elem_loop(c, cached, cu_round_elem, &rc);
     }
     int has_row_out = 0;
     for (int i = 0; i < k->noutputs; i++)
-        has_row_out |= !cu_out_is_elem(c, i) && !cu_is_side(c, k->outputs[i]);
+        has_row_out |= !cu_out_is_elem(c, i);
     if (has_row_out) {
         emit_line(&c->w, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
                   cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
         cu_open_scope(c);
         for (int i = 0; i < k->noutputs; i++)
-            if (!cu_out_is_elem(c, i) && !cu_is_side(c, k->outputs[i]))
+            if (!cu_out_is_elem(c, i))
                 cu_emit_store(c, i, "I");
         cu_close_scope(c);
     }
@@ -1002,11 +792,7 @@ void cu_emit_row_body(KCtx *c, int cached)
     Buf ps = {0};
     /* wrev: the windowed looped body reads every second pass from the
      * row's end (row_elem_loop_vec) */
-    const IrNode *side[64];
-    int nside = row_side_reds(c, side);
-    char extra[96];
-    snprintf(extra, sizeof extra, "%s%s", cu_row_side_params(c, 0), !cached && c->loopwin ? ", int wrev" : "");
-    cu_body_params(c, &ps, extra[0] ? extra : NULL);
+    cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : NULL);
     cu_reset_point(c);
     if (cached && c->smem)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
@@ -1062,8 +848,6 @@ void cu_emit_row_body(KCtx *c, int cached)
             emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
             buf_free(&t);
         }
-    if (nside)
-        row_side_states(c, side, nside, cached || c->loopvec, cached && !c->smem);
     if (cached && c->subwarp) {
         /* Several rows share a warp: the warp runs while its first row
          * exists, so every lane reaches the same shuffles; a lane past the
@@ -1092,8 +876,6 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_close_scope(c);
     if (cached && c->cluster)
         emit_line(&c->w, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");
-    if (nside)
-        row_side_flush(c, side, nside);
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;

@@ -837,13 +837,6 @@ static int plan_rows(KCtx *c, Variant *v)
         v[n - 1].sh = 1;
     }
     add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_block");
-    /* column reductions beside the rows: the second launch, which adds
-     * the blocks' partial states */
-    if (k->kind == KK_ROW && k->side_axes) {
-        for (int i = 0; i < n; i++)
-            v[i].colp = 1;
-        add_variant(k, v, &n, VK_ROW_COLP, 1, 0, 0, 1024, "_colp");
-    }
     return n;
 }
 

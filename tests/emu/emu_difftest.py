@@ -7,7 +7,6 @@
                     [--variants fused,nofusion,fastmath,atomic,regs32]
                     [--sms 1,2,3,5] [--block-order forward,reverse]
                     [--jobs J] [--workdir DIR] [--asan] [--dims N=3,M=999]...
-                    [--define NAME=VALUE]...
 
 The CPU twin of tests/fuzz/difftest.py (no GPU, no torch).  Programs come
 from gen_programs.py (F files of K fns), from every .fuse of --examples,
@@ -97,7 +96,6 @@ def build(args, src, tag, flags):
     # too (it faults on the GPU; x86 would read it without complaint)
     extra = ["-fsanitize=address,alignment", "-fno-sanitize-recover=alignment", "-fno-omit-frame-pointer",
              "-g"] if args.asan else []
-    extra += ["-D" + d for d in args.define]
     cached = build_key(cu, extra)
     if cached:
         try:
@@ -225,8 +223,6 @@ def main():
     ap.add_argument("--block-order", default="forward,reverse",
                     help="orders the emulator runs blocks in (FZ_EMU_BLOCK_ORDER), one per file by name")
     ap.add_argument("--asan", action="store_true", help="build with -fsanitize=address,alignment (OOB and misaligned accesses)")
-    ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
-                    help="a macro for the generated code's build (a launch rule's knob, FZK_COLP_SMEM=0)")
     ap.add_argument("--dims", action="append", default=[], metavar="N=3,M=999",
                     help="fixed dims for --file and --examples fns, one set per trial in turn")
     ap.add_argument("--misalign", choices=("all", "odd-buffers"), default="all",
