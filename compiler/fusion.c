@@ -1044,8 +1044,13 @@ static void report_sibling_axes(Ctx *c)
                 continue;
             int rank = a->space.rank;
             const char *xn = x->name ? x->name : "the input";
-            /* the refusal of the order that has a chance: the column group first */
-            const char *why = layout_of(a->axes, rank) == RL_COLS ? side_refusal(c, a, b) : side_refusal(c, b, a);
+            /* one needs the other's results: no single pass; else the
+             * refusal of the order that has a chance, the column group first */
+            uint8_t *dep = dependencies(c);
+            const char *why = a->kind != KK_ROW && b->kind != KK_ROW && (dep[i * c->ng + j] || dep[j * c->ng + i])
+                                  ? "one kernel needs the other's results"
+                              : layout_of(a->axes, rank) == RL_COLS ? side_refusal(c, a, b)
+                                                                    : side_refusal(c, b, a);
             reject(c, b->wr[0].node, a->wr[0].node, "sibling-axes",
                    arena_printf(c->a, "%%%d (%s) and %%%d (%s) reduce %s over different axes: each reads "
                                 "%s %s, one read more than a single pass; %s",
