@@ -1033,6 +1033,7 @@ static const IrNode *shared_input(Ctx *c, const Group *a, const Group *b)
  * with the read it costs. */
 static void report_sibling_axes(Ctx *c)
 {
+    const uint8_t *dep = dependencies(c);
     for (int i = 0; i < c->ng; i++)
         for (int j = i + 1; j < c->ng; j++) {
             Group *a = c->g[i], *b = c->g[j];
@@ -1044,9 +1045,10 @@ static void report_sibling_axes(Ctx *c)
                 continue;
             int rank = a->space.rank;
             const char *xn = x->name ? x->name : "the input";
-            /* one needs the other's results: no single pass; else the
-             * refusal of the order that has a chance, the column group first */
-            uint8_t *dep = dependencies(c);
+            /* two reduce kernels of which one needs the other's results: no
+             * single pass; else the refusal of the order that has a chance,
+             * the column group first (a row kernel's: it keeps no column
+             * states) */
             const char *why = a->kind != KK_ROW && b->kind != KK_ROW && (dep[i * c->ng + j] || dep[j * c->ng + i])
                                   ? "one kernel needs the other's results"
                               : layout_of(a->axes, rank) == RL_COLS ? side_refusal(c, a, b)

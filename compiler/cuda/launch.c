@@ -368,19 +368,18 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 {
     const Kernel *k = c->k;
     host_cols_sizes(c, b);
-    if (k->side_axes)
-        /* rows without columns: the side reductions of empty rows (a sum's
-         * 0, a product's 1) are still written, by the second launch alone */
-        buf_printf(b, "    if (nO > 0 && nI == 0 && R > 0) {\n"
-                      "        nsplit = 0;\n"
-                      "        int64_t rblocks = (R + 255) / 256;\n"
-                      "        if (rblocks > (int64_t)sm_count * 8)\n            rblocks = (int64_t)sm_count * 8;\n"
-                      "        return FUSEC_LAUNCH(%d, %s, (unsigned)rblocks, 1, 1, 256, 1, 1, 0, stream, args);\n"
-                      "    }\n",
-                   base + nv - 1, v[nv - 1].name);
-    buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
-                  "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
-                  "\"%s: no scratch buffer\");\n", k->name);
+    int side = k->side_axes != 0;
+    /* with side reductions, rows without columns still have results (a
+     * sum's 0, a product's 1): the second launch alone writes them */
+    if (side)
+        buf_printf(b, "    if (nO == 0)\n        return FUSERT_SUCCESS;\n"
+                      "    if (nI > 0 && (!scratch || !zscratch))\n"
+                      "        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, \"%s: no scratch buffer\");\n",
+                   k->name);
+    else
+        buf_printf(b, "    if (nO == 0 || nI == 0)\n        return FUSERT_SUCCESS;\n"
+                      "    if (!scratch || !zscratch)\n        return fusert_set_error(FUSERT_ERROR_INVALID_VALUE, "
+                      "\"%s: no scratch buffer\");\n", k->name);
     int vw = v[0].vw;
     if (vw > 1) {
         buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
@@ -399,14 +398,13 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
      * a tile, no split): the same pair for each; then _rows, the side
      * reductions' second launch, over the rows with the tiles' count */
-    int side = k->side_axes != 0;
     int h = (nv - side) / 2;
     const char *to = side ? "st = " : "return ";
     if (side)
-        buf_puts(b, "    fusert_status st;\n");
-    buf_puts(b, "    if (ws == 1) {\n");
+        buf_puts(b, "    fusert_status st = FUSERT_SUCCESS;\n");
+    buf_puts(b, side ? "    if (nI > 0 && ws == 1) {\n" : "    if (ws == 1) {\n");
     launch_cols_pair(v + h, h, base + h, "    ", to, b);
-    buf_puts(b, side ? "    } else {\n" : "    }\n");
+    buf_puts(b, side ? "    } else if (nI > 0) {\n" : "    }\n");
     launch_cols_pair(v, h, base, side ? "    " : "", to, b);
     if (!side)
         return;
