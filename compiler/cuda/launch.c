@@ -403,7 +403,22 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     if (side)
         buf_puts(b, "    fusert_status st = FUSERT_SUCCESS;\n");
     buf_puts(b, side ? "    if (nI > 0 && ws == 1) {\n" : "    if (ws == 1) {\n");
-    launch_cols_pair(v + h, h, base + h, "    ", to, b);
+    if (h > 1 && v[h].vw != vw) {
+        /* a warp a tile reads wider vectors than split tiles do: its own
+         * alignment test and tiles */
+        buf_printf(b, "        const int vec1 = nI %% %d == 0", v[h].vw);
+        for (int a = 0; a < c->nacc; a++)
+            if (cu_acc_full(c, &c->acc[a]))
+                buf_printf(b, " && (uintptr_t)in%d %% %d == 0", c->inbuf[c->acc[a].node->id],
+                           v[h].vw * dtype_size(MDT(c, c->acc[a].node)));
+        buf_printf(b, ";\n        const int64_t tiles_x1 = ((nI + (vec1 ? %d : 32) - 1) / (vec1 ? %d : 32) + 7) / 8;\n",
+                   32 * v[h].vw, 32 * v[h].vw);
+        for (int q = 0; q < 2; q++)
+            buf_printf(b, "%s            %sFUSEC_LAUNCH(%d, %s, (unsigned)tiles_x1, (unsigned)grid_y, (unsigned)ns, 256, "
+                          "1, 1, 0, stream, args);\n", q ? "        else\n" : "        if (vec1)\n", to, base + h + q,
+                       v[h + q].name);
+    } else
+        launch_cols_pair(v + h, h, base + h, "    ", to, b);
     buf_puts(b, side ? "    } else if (nI > 0) {\n" : "    }\n");
     launch_cols_pair(v, h, base, side ? "    " : "", to, b);
     if (!side)

@@ -584,7 +584,11 @@ static int plan_loop(KCtx *c, Variant *v)
 }
 
 /* Column reductions: a vector variant, then the scalar one, for tiles of 8
- * warps and of one (fzk_cols_ws); then, with side reductions, `_rows`. */
+ * warps and of one (fzk_cols_ws); then, with side reductions, `_rows`.
+ * Tiles of 8 warps, whose blocks split the rows, read at most
+ * COLS_SPLIT_VW columns a thread: with 8 the tiles halve, the splits
+ * double and each split tile's last block adds 4 times the partials. */
+enum { COLS_SPLIT_VW = 4 };
 static int plan_cols(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
@@ -593,7 +597,7 @@ static int plan_cols(KCtx *c, Variant *v)
     for (int ws = 8; ws >= 1; ws -= 7) {
         if (vw > 1) {
             add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
-            v[n - 1].vw = vw;
+            v[n - 1].vw = ws == 8 && vw > COLS_SPLIT_VW ? COLS_SPLIT_VW : vw;
             v[n - 1].ws = ws;
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
@@ -942,7 +946,8 @@ int cu_cols_slot(const KCtx *c)
     return (slot + 7) / 8 * 8;
 }
 
-/* Vector width of the column kernel: one inner group, innermost; 16 bytes
+/* Vector width of the column kernel (of its widest variant, a warp a
+ * tile): one inner group, innermost; 16 bytes
  * a load (4 columns of 4-byte elements, 8 of 2-byte ones) while the V
  * states a thread keeps of every reduction stay within COLS_STATE_BYTES:
  * 32 registers a thread, and 32 KiB for the block's 8 x 32 x V of them in
