@@ -361,6 +361,17 @@ static void launch_cols_pair(const Variant *v, int n, int base, const char *ind,
 }
 #undef COLS_LAUNCH
 
+/* `int var`: are the columns whole vectors of vw, and every full access
+ * aligned to them? */
+static void host_cols_vec(KCtx *c, Buf *b, const char *ind, const char *var, int vw)
+{
+    buf_printf(b, "%sint %s = nI %% %d == 0;\n", ind, var, vw);
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_full(c, &c->acc[a]))
+            buf_printf(b, "%s%s = %s && (uintptr_t)in%d %% %d == 0;\n", ind, var, var, c->inbuf[c->acc[a].node->id],
+                       vw * dtype_size(MDT(c, c->acc[a].node)));
+}
+
 /* Column reductions: tiles of 32 columns (32 vectors when aligned), a
  * warp a tile or 8 (fzk_cols_ws), the reduced range split over
  * blockIdx.z. */
@@ -382,11 +393,7 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                       "\"%s: no scratch buffer\");\n", k->name);
     int vw = v[0].vw;
     if (vw > 1) {
-        buf_printf(b, "    int vec = nI %% %d == 0;\n", vw);
-        for (int a = 0; a < c->nacc; a++)
-            if (cu_acc_full(c, &c->acc[a]))
-                buf_printf(b, "    vec = vec && (uintptr_t)in%d %% %d == 0;\n", c->inbuf[c->acc[a].node->id],
-                           vw * dtype_size(MDT(c, c->acc[a].node)));
+        host_cols_vec(c, b, "    ", "vec", vw);
         buf_printf(b, "    const int64_t tiles_w = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
     } else
         buf_puts(b, "    const int64_t tiles_w = (nI + 31) / 32;\n");
@@ -406,12 +413,8 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     if (h > 1 && v[h].vw != vw) {
         /* a warp a tile reads wider vectors than split tiles do: its own
          * alignment test and tiles */
-        buf_printf(b, "        const int vec1 = nI %% %d == 0", v[h].vw);
-        for (int a = 0; a < c->nacc; a++)
-            if (cu_acc_full(c, &c->acc[a]))
-                buf_printf(b, " && (uintptr_t)in%d %% %d == 0", c->inbuf[c->acc[a].node->id],
-                           v[h].vw * dtype_size(MDT(c, c->acc[a].node)));
-        buf_printf(b, ";\n        const int64_t tiles_x1 = ((nI + (vec1 ? %d : 32) - 1) / (vec1 ? %d : 32) + 7) / 8;\n",
+        host_cols_vec(c, b, "        ", "vec1", v[h].vw);
+        buf_printf(b, "        const int64_t tiles_x1 = ((nI + (vec1 ? %d : 32) - 1) / (vec1 ? %d : 32) + 7) / 8;\n",
                    32 * v[h].vw, 32 * v[h].vw);
         for (int q = 0; q < 2; q++)
             buf_printf(b, "%s            %sFUSEC_LAUNCH(%d, %s, (unsigned)tiles_x1, (unsigned)grid_y, (unsigned)ns, 256, "

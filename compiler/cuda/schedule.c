@@ -951,9 +951,9 @@ int cu_cols_slot(const KCtx *c)
  * a load (4 columns of 4-byte elements, 8 of 2-byte ones) while the V
  * states a thread keeps of every reduction stay within COLS_STATE_BYTES:
  * 32 registers a thread, and 32 KiB for the block's 8 x 32 x V of them in
- * the warp-order combine.  Read 8 bytes a load, the bf16 sum over the
- * leading axis of [16, 4096, 1024] took 49.5 us on the H200 (65% of
- * copy); 16 bytes a load, 39.2 (86%). */
+ * the warp-order combine.  The bf16 sum over the leading axis of
+ * [16, 4096, 1024] took 49.5 us on the H200 (65% of copy) reading 8 bytes
+ * a load, 39.2 (86%) reading 16, in two runs of the suite. */
 enum { COLS_STATE_BYTES = 128 };
 static int cols_vec_width(KCtx *c)
 {
@@ -973,8 +973,8 @@ static int cols_vec_width(KCtx *c)
          * reduction's value and index): one column a thread.  At V = 4
          * and 8, BatchNorm statistics (mean and var) over [64, 64, 64,
          * 256] took 1.50 (f32) and 3.30 (bf16) times the best peer's time
-         * on the H200, against 1.04 and 1.27 at one column (the last
-         * block of a split adds V times the partials; not isolated), and
+         * on the H200, against 1.04 and 1.27 at one column in an earlier
+         * run of the suite (cause not isolated), and
          * argmax spilled at V = 2 (ptxas, sm_90) */
         if (cu_red_state_bytes(n) > 8)
             return 1;
