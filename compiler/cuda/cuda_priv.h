@@ -264,6 +264,10 @@ struct RoundCtx {
     const IrNode **side;
     int nside;
     const char *sidx;
+    /* a cached row's logsumexp folds in two sweeps (row_rounds): 1, the
+     * sweep that takes the max (R::upd_max); 2, the one that adds exp
+     * against it (R::upd_sum); 0, one sweep (R::upd) */
+    int lse_sweep;
 };
 
 /* SCALAR_MAX_BLOCKS: the most chunks (and partial slots) of a full

@@ -231,6 +231,9 @@ template <class T> struct fz_lsest {
 };
 template <class T> struct fz_lse {
     typedef fz_lsest<T> S;
+    /* the two sweeps' reductions over a row's threads: of m, then of s */
+    typedef fz_rmax<T> MaxR;
+    typedef fz_sum<T> SumR;
     static __device__ __forceinline__ S init() { S a; a.m = fz_lowest<T>(); a.s = 0; return a; }
     /* one exp an element: e = exp(lo - hi) of the element and the running
      * max; a new max rescales the sum by e.  Equal values (also two
@@ -242,6 +245,21 @@ template <class T> struct fz_lse {
         const T e = lo == hi ? (T)1 : exp(lo - hi);
         a.s = up ? a.s * e + (T)1 : a.s + e;
         a.m = (up || v != v) ? v : a.m;
+        return a;
+    }
+    /* Two sweeps over a row held on chip: the max first (upd_max, then
+     * reduced over the row's threads with MaxR), then the sum of exp
+     * against the row's max (upd_sum, then SumR): the threads combine
+     * plain maxima and sums, where comb takes two exps a step.  Equal
+     * values give 1 and a NaN max makes the sum NaN, as in upd. */
+    static __device__ __forceinline__ S upd_max(S a, T v, long long)
+    {
+        a.m = (v > a.m || v != v) ? v : a.m;
+        return a;
+    }
+    static __device__ __forceinline__ S upd_sum(S a, T v, long long)
+    {
+        a.s += v == a.m ? (T)1 : exp(v - a.m);
         return a;
     }
     static __device__ __forceinline__ S comb(S a, S b)

@@ -220,7 +220,7 @@ void cu_emit_scalar_body(KCtx *c)
     emit_line(&c->w, "const I n = %s;", n.data);
     const IrNode *reds[64];
     int nreds = collect_reductions(c, reds, RED_INIT);
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL, 0};
     scalar_fold(c, &rc);
     scalar_combine(c, reds, nreds);
     cu_close_scope(c);
@@ -320,7 +320,7 @@ static void cols_step(KCtx *c, const IrNode **reds, int nreds, const IrNode **si
                       int nr, const int *ig, int ni)
 {
     cu_decompose_list(c, "r", rg, nr);
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, side, nside, "(civ + j)"};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, side, nside, "(civ + j)", 0};
     if (c->L->vw > 1) {
         cu_decompose_list(c, "civ", ig, ni);
         emit_line(&c->w, "if (V > 1) {");
@@ -806,7 +806,7 @@ void cu_emit_mid_body(KCtx *c)
     c->gi[L] = "(i0 + j)";
     c->vec = 1;
     emit_line(&c->w, "const I r = o * nI + i0 + j; /* the index in the reduced range */");
-    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL};
+    RoundCtx rc = {reds, nreds, 1, 0, 0, 0, NULL, 0, NULL, 0};
     cu_round_elem(c, &rc);
     c->vec = 0;
     cu_close_scope(c);
