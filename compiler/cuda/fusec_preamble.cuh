@@ -247,7 +247,7 @@ template <class T> struct fz_lse {
         a.m = (up || v != v) ? v : a.m;
         return a;
     }
-    /* Two sweeps over a row held on chip: the max first (upd_max, then
+    /* Two sweeps over a row held in registers: the max first (upd_max, then
      * reduced over the row's threads with MaxR), then the sum of exp
      * against the row's max (upd_sum, then SumR): the threads combine
      * plain maxima and sums, where comb takes two exps a step.  Equal
