@@ -349,15 +349,17 @@ static void launch_loop(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     buf_free(&n);
 }
 
-/* One pair of column variants: the 16-byte one (of two) where `vec`
- * holds, else the element-wise one. */
-#define COLS_LAUNCH "%sFUSEC_LAUNCH(%d, %s, (unsigned)tiles_x, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, " \
+/* One pair of column variants over `tiles` blocks: the 16-byte one (of
+ * two) where `vec` holds, else the element-wise one. */
+#define COLS_LAUNCH "%sFUSEC_LAUNCH(%d, %s, (unsigned)%s, (unsigned)grid_y, (unsigned)ns, 256, 1, 1, 0, " \
                     "stream, args);\n"
-static void launch_cols_pair(const Variant *v, int n, int base, const char *ind, const char *to, Buf *b)
+static void launch_cols_pair(const Variant *v, int n, int base, const char *ind, const char *to, const char *vec,
+                             const char *tiles, Buf *b)
 {
     if (n > 1)
-        buf_printf(b, "%s    if (vec)\n%s        " COLS_LAUNCH "%s    else\n", ind, ind, to, base, v[0].name, ind);
-    buf_printf(b, "%s    %s" COLS_LAUNCH, ind, n > 1 ? "    " : "", to, base + n - 1, v[n - 1].name);
+        buf_printf(b, "%s    if (%s)\n%s        " COLS_LAUNCH "%s    else\n", ind, vec, ind, to, base, v[0].name, tiles,
+                   ind);
+    buf_printf(b, "%s    %s" COLS_LAUNCH, ind, n > 1 ? "    " : "", to, base + n - 1, v[n - 1].name, tiles);
 }
 #undef COLS_LAUNCH
 
@@ -416,14 +418,11 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         host_cols_vec(c, b, "        ", "vec1", v[h].vw);
         buf_printf(b, "        const int64_t tiles_x1 = ((nI + (vec1 ? %d : 32) - 1) / (vec1 ? %d : 32) + 7) / 8;\n",
                    32 * v[h].vw, 32 * v[h].vw);
-        for (int q = 0; q < 2; q++)
-            buf_printf(b, "%s            %sFUSEC_LAUNCH(%d, %s, (unsigned)tiles_x1, (unsigned)grid_y, (unsigned)ns, 256, "
-                          "1, 1, 0, stream, args);\n", q ? "        else\n" : "        if (vec1)\n", to, base + h + q,
-                       v[h + q].name);
+        launch_cols_pair(v + h, h, base + h, "    ", to, "vec1", "tiles_x1", b);
     } else
-        launch_cols_pair(v + h, h, base + h, "    ", to, b);
+        launch_cols_pair(v + h, h, base + h, "    ", to, "vec", "tiles_x", b);
     buf_puts(b, side ? "    } else if (nI > 0) {\n" : "    }\n");
-    launch_cols_pair(v, h, base, side ? "    " : "", to, b);
+    launch_cols_pair(v, h, base, side ? "    " : "", to, "vec", "tiles_x", b);
     if (!side)
         return;
     buf_printf(b, "    }\n"

@@ -767,9 +767,8 @@ static void row_rounds(KCtx *c, int cached)
          * keep the running state: a second sweep there reads shared
          * memory again, and was not measured. */
         if (cached && !c->smem) {
-            RoundCtx pre = {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, 1};
             const IrNode *lse[64];
-            pre.reds = lse;
+            RoundCtx pre = {lse, 0, 0, 0, 0, 0, NULL, 0, NULL, 1};
             for (int i = 0; i < rc.nreds; i++)
                 if (reds[i]->op == OP_LOGSUMEXP)
                     lse[pre.nreds++] = reds[i];
