@@ -282,26 +282,48 @@ static void add_long_row(const Kernel *k, Variant *v, int *n, int i64, int vw, i
     v[*n - 1].cl = long_cl[i];
 }
 
+static int row_windowable(KCtx *c);
+
 /* Do the add_long_row variants fit their registers?  They hold 32 elements
  * a thread under a bound of 64 registers (blocks of 1024, or two of 512):
  * one cached access of 4 bytes or less (a register an element) and up to 3
- * row reductions of one-word states fit (ptxas sm_90: 43 to 64 registers,
- * no spills).  Two cached accesses or an 8-byte one spilled 76 to 1012
- * bytes a thread, 4 or more reductions or an argmax's two-word state 4 to
- * 28; such rows take the shared-memory and looped variants. */
+ * words of row-reduction state fit (ptxas sm_90: 43 to 64 registers, no
+ * spills).  A float logsumexp holds two, its max and its sum: rows held in
+ * registers take it in two sweeps of one-word reductions, the max live
+ * through the second (two of them spilled 8 bytes, three 24).  Two cached
+ * accesses or an 8-byte one spilled 76 to 1012 bytes a thread, 4 or more
+ * one-word reductions or an argmax's state 4 to 28; such rows take the
+ * shared-memory and looped variants. */
 static int long_rows_fit(KCtx *c)
 {
-    int words = 0, nred = 0;
+    int words = 0, state = 0;
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_cached(c, &c->acc[a]))
             words += (cu_xc_bytes(c, a) + 3) / 4;
     for (int i = 0; i < c->k->nvalues; i++)
         if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
-            if (cu_red_state_bytes(c->k->values[i]) > 4)
+            const IrNode *r = c->k->values[i];
+            int b = cu_red_state_bytes(r);
+            if (b > (r->op == OP_LOGSUMEXP ? 8 : 4))
                 return 0;
-            nred++;
+            state += (b + 3) / 4;
         }
-    return words <= 1 && nred <= 3;
+    return words <= 1 && state <= 3;
+}
+
+/* Does the cluster variant add_long_row(i) launch after the windowed
+ * looped kernel that keeps its rows in flight in L2?  It does when a
+ * thread holds under 128 bytes of the row (32 elements of 2 bytes): a
+ * cluster's row costs two cluster barriers and a wave of them moves half
+ * the bytes of a 4-byte row.  On the H200 (2^26 bf16 elements, rows of
+ * 40000 to 114688) log-softmax took 147-186 us looped against 173-232 on
+ * a cluster, softmax 135-151 against 130-160; past that the looped kernel
+ * no longer keeps its rows in L2 and the cluster takes the rows: over 523
+ * rows of 128256 179 us against 385 on the looped kernel of 256 threads a
+ * row, but over 1024 rows 334 against 255 on the windowed one. */
+static int long_row_late(KCtx *c, int i)
+{
+    return i > 0 && 32 * cu_row_read_bytes(c) < 128 && row_vec_width(c) > 1 && row_windowable(c);
 }
 
 /* The add_long_row variant that holds a static row of len elements (at
@@ -342,7 +364,6 @@ static void add_static_row(const Kernel *k, Variant *v, int *n, int i64, int tpr
     v[*n - 1].sh = sh;
 }
 
-static int row_windowable(KCtx *c);
 /* Bytes a row element takes in memory, over every cached access (as
  * stored) */
 int cu_row_read_bytes(KCtx *c)
@@ -726,9 +747,11 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
          * and 16384 on the H200: 45-61% -> 86-95% of copy) */
         add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
         v[n - 1].vw = vw;
-        /* rows of 16385 to 262144 (add_long_row) */
+        /* rows of 16385 to 262144 (add_long_row; the late ones in
+         * plan_rows) */
         for (int i = 0; long_rows_fit(c) && i < 4; i++)
-            add_long_row(k, v, &n, i64, vw, i);
+            if (!long_row_late(c, i))
+                add_long_row(k, v, &n, i64, vw, i);
     }
     /* no element-wise twins past 1024: on the H200 an _r8192s ran
      * odd rows of 3001 at 29% (softmax) and 55% (layernorm) of copy,
@@ -774,6 +797,7 @@ static int plan_rows(KCtx *c, Variant *v)
     int cache = 0;
     for (int a = 0; a < c->nacc; a++)
         cache |= cu_acc_cached(c, &c->acc[a]);
+    int srow = -1; /* the add_long_row variant of a static row */
     if (k->kind == KK_ROW && cache && rl >= 0 && rl <= FUSE_ROW_ONCHIP_MAX) {
         /* static row: one exactly sized on-chip variant.  A length
          * that is not a whole number of vectors takes the windowed
@@ -794,7 +818,9 @@ static int plan_rows(KCtx *c, Variant *v)
          * kernel has its cluster width) */
         int vw = row_vec_width(c);
         if (vw > 1 && rl % vw == 0 && long_rows_fit(c))
-            add_long_row(k, v, &n, i64, vw, long_row_for(rl));
+            srow = long_row_for(rl);
+        if (srow >= 0 && !long_row_late(c, srow))
+            add_long_row(k, v, &n, i64, vw, srow);
     } else if (k->kind == KK_ROW && cache && rl < 0) {
         plan_symbolic_rows(c, v, &n, i64);
     } else if (k->kind == KK_REDUCE) {
@@ -827,6 +853,10 @@ static int plan_rows(KCtx *c, Variant *v)
         add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
         v[n - 1].vw = lvw;
         v[n - 1].sh = 1;
+        /* the cluster variants that launch after it (long_row_late) */
+        for (int i = 1; i < 4; i++)
+            if ((rl < 0 ? long_rows_fit(c) : i == srow) && long_row_late(c, i))
+                add_long_row(k, v, &n, i64, lvw, i);
     }
     if (k->kind == KK_ROW && cache && (rl < 0 || rl > FUSE_ROW_ONCHIP_MAX))
         add_smem_rows(c, v, &n, i64, rl);
