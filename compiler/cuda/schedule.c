@@ -323,7 +323,7 @@ static int long_rows_fit(KCtx *c)
  * row, but over 1024 rows 334 against 255 on the windowed one. */
 static int long_row_late(KCtx *c, int i)
 {
-    return i > 0 && 32 * cu_row_read_bytes(c) < 128 && row_vec_width(c) > 1 && row_windowable(c);
+    return i > 0 && 32 * cu_row_read_bytes(c) < 128 && row_windowable(c);
 }
 
 /* The add_long_row variant that holds a static row of len elements (at
