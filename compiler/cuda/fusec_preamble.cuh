@@ -236,13 +236,15 @@ template <class T> struct fz_lse {
     typedef fz_sum<T> SumR;
     static __device__ __forceinline__ S init() { S a; a.m = fz_lowest<T>(); a.s = 0; return a; }
     /* one exp an element: e = exp(lo - hi) of the element and the running
-     * max; a new max rescales the sum by e.  Equal values (also two
-     * infinities) give 1; a NaN element makes m NaN, which comb keeps. */
+     * max; a new max rescales the sum by e.  Equal values give 1, two
+     * infinities too (their NaN difference is taken as 0: a select, not a
+     * branch around the exp); a NaN element makes m NaN, which comb keeps. */
     static __device__ __forceinline__ S upd(S a, T v, long long)
     {
         const bool up = v > a.m;
         const T lo = up ? a.m : v, hi = up ? v : a.m;
-        const T e = lo == hi ? (T)1 : exp(lo - hi);
+        const T d = lo - hi;
+        const T e = exp(d == d ? d : (T)0);
         a.s = up ? a.s * e + (T)1 : a.s + e;
         a.m = (up || v != v) ? v : a.m;
         return a;
@@ -250,8 +252,11 @@ template <class T> struct fz_lse {
     /* Two sweeps over a row held in registers: the max first (upd_max, then
      * reduced over the row's threads with MaxR), then the sum of exp
      * against the row's max (upd_sum, then SumR): the threads combine
-     * plain maxima and sums, where comb takes two exps a step.  Equal
-     * values give 1 and a NaN max makes the sum NaN, as in upd. */
+     * plain maxima and sums, where comb takes two exps a step.  The sum is
+     * of exp(v - m) against a finite max, else against 0: a max of +inf
+     * makes it +inf, of -inf 0 (fin then gives m), a NaN max makes it
+     * NaN; no element needs a branch (a branch around each exp cost bf16
+     * log-softmax 7-15% on the H200). */
     static __device__ __forceinline__ S upd_max(S a, T v, long long)
     {
         a.m = (v > a.m || v != v) ? v : a.m;
@@ -259,7 +264,7 @@ template <class T> struct fz_lse {
     }
     static __device__ __forceinline__ S upd_sum(S a, T v, long long)
     {
-        a.s += v == a.m ? (T)1 : exp(v - a.m);
+        a.s += exp(v - (isfinite(a.m) ? a.m : (T)0));
         return a;
     }
     static __device__ __forceinline__ S comb(S a, S b)

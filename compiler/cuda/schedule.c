@@ -326,6 +326,52 @@ static int long_row_late(KCtx *c, int i)
     return i > 0 && 32 * cu_row_read_bytes(c) < 128 && row_windowable(c);
 }
 
+/* Reads of the row by the looped kernels: one per dependency round of
+ * the row's reductions (a logsumexp online, in one), and one to write. */
+static int row_loop_reads(KCtx *c)
+{
+    const Kernel *k = c->k;
+    int rounds = 0, write = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
+            int l = cu_red_level(c, k->values[i], 1) + 1;
+            if (l > rounds)
+                rounds = l;
+        }
+    for (int i = 0; i < k->noutputs; i++)
+        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || rounds == 0))
+            write = 1;
+    return rounds + write;
+}
+
+/* Reductions over a row's threads (a cluster's blocks) in the variants
+ * that hold the row in registers: one a reduction, two a logsumexp (its
+ * max, then its sum: row_rounds). */
+static int row_reg_reduces(KCtx *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE)
+            n += c->k->values[i]->op == OP_LOGSUMEXP ? 2 : 1;
+    return n;
+}
+
+/* Do rows past the register ones that the windowed looped kernel takes
+ * (2-byte elements, row_windowable) go to it whatever the L2 holds?  They
+ * do where it reads the row no more often than the cluster variants
+ * reduce it over their blocks: those variants are not made, nor _blockv
+ * for few rows.  Past L2 the looped kernel reads from DRAM again, and a
+ * cluster's wave waits through each reduction.  On the H200 (bf16,
+ * 2^26 to 2^28 elements, rows of 65536 to 262144, 256 to 2048 of them)
+ * log-softmax (2 reads, 2 reductions) took 129-455 us looped against
+ * 166-725 on clusters; softmax (3 reads, 2 reductions) 282 against 240
+ * over 1024 rows of 128256, rmsnorm (2 reads, 1 reduction) 211 against
+ * 192; over 523 rows log-softmax's _blockv took 385 us. */
+static int row_loop_first(KCtx *c)
+{
+    return 32 * cu_row_read_bytes(c) < 128 && row_windowable(c) && row_loop_reads(c) <= row_reg_reduces(c);
+}
+
 /* The add_long_row variant that holds a static row of len elements (at
  * most FUSE_ROW_CLUSTER_MAX, the last one's 32 elements a thread). */
 static int long_row_for(int64_t len)
@@ -854,7 +900,7 @@ static int plan_rows(KCtx *c, Variant *v)
         v[n - 1].vw = lvw;
         v[n - 1].sh = 1;
         /* the cluster variants that launch after it (long_row_late) */
-        for (int i = 1; i < 4; i++)
+        for (int i = 1; i < 4 && !row_loop_first(c); i++)
             if ((rl < 0 ? long_rows_fit(c) : i == srow) && long_row_late(c, i))
                 add_long_row(k, v, &n, i64, lvw, i);
     }
@@ -865,7 +911,7 @@ static int plan_rows(KCtx *c, Variant *v)
      * Element loads (_block) keep few bytes in flight: on the H200,
      * softmax over rows of 65536 spent 49 of 53 cycles an instruction
      * waiting on memory, at 75% of DRAM bandwidth (ncu) */
-    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0)) {
+    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0) && !(wloop && row_loop_first(c))) {
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
         v[n - 1].vw = lvw;
     }
