@@ -332,6 +332,8 @@ void cu_atomic_type(const IrNode *n, Buf *b);
 void cu_red_elem(const IrNode *n, const char *v, Buf *b);
 int cu_red_level(KCtx *c, const IrNode *n, int top);
 int cu_depends_on_red(KCtx *c, const IrNode *n);
+int cu_red_rounds(KCtx *c);
+int cu_out_row_pass(KCtx *c, int i, int rounds);
 void cu_hoist(KCtx *c, const IrNode *n, const int8_t *map);
 void cu_out_map_of(KCtx *c, int i, int8_t *m);
 int cu_out_is_elem(KCtx *c, int i);

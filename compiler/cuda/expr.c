@@ -493,6 +493,27 @@ int cu_depends_on_red(KCtx *c, const IrNode *n)
     return cu_red_level(c, n, 0) > 0;
 }
 
+/* The dependency rounds of a row kernel's reductions: each a pass over
+ * the row (softmax: the max, then the sum of exp(x - max)) */
+int cu_red_rounds(KCtx *c)
+{
+    int rounds = 0;
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
+            int l = cu_red_level(c, c->k->values[i], 1) + 1;
+            if (l > rounds)
+                rounds = l;
+        }
+    return rounds;
+}
+
+/* Is output i written per element in a pass after the `rounds` rounds (it
+ * depends on a reduction, or there is none)? */
+int cu_out_row_pass(KCtx *c, int i, int rounds)
+{
+    return cu_out_is_elem(c, i) && (cu_depends_on_red(c, c->k->outputs[i]) || rounds == 0);
+}
+
 /* Emit, at the current (row) scope, every sub-value of (n, map) that does
  * not vary along the reduced dims, so element loops only read it. */
 void cu_hoist(KCtx *c, const IrNode *n, const int8_t *map)

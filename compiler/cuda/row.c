@@ -731,19 +731,12 @@ static void row_rounds(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
     /* reductions in dependency rounds */
-    int maxl = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
-            int l = cu_red_level(c, k->values[i], 1) + 1;
-            if (l > maxl)
-                maxl = l;
-        }
+    const int maxl = cu_red_rounds(c);
     const IrNode *reds[64];
     /* is there an output pass after the last round? */
     int has_elem_final = 0;
     for (int i = 0; i < k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0))
-            has_elem_final = 1;
+        has_elem_final |= cu_out_row_pass(c, i, maxl);
     c->xc_e = NULL;
     for (int L = 1; L <= maxl; L++) {
         RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0, NULL, 0, NULL, 0};
@@ -790,7 +783,7 @@ static void row_rounds(KCtx *c, int cached)
     }
     /* the outputs: per element (a last pass) and per row (lane 0) */
     for (int i = 0; i < k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || maxl == 0)) {
+        if (cu_out_row_pass(c, i, maxl)) {
             int8_t m[IR_MAX_RANK];
             cu_out_map_of(c, i, m);
             cu_hoist(c, k->outputs[i], m);

@@ -311,6 +311,13 @@ static int long_rows_fit(KCtx *c)
     return words <= 1 && state <= 3;
 }
 
+/* Rows of which a thread of the register variants holds under 128 bytes
+ * (32 elements of 2 bytes) and that the windowed looped kernel takes */
+static int row_thin_windowed(KCtx *c)
+{
+    return 32 * cu_row_read_bytes(c) < 128 && row_windowable(c);
+}
+
 /* Does the cluster variant add_long_row(i) launch after the windowed
  * looped kernel that keeps its rows in flight in L2?  It does when a
  * thread holds under 128 bytes of the row (32 elements of 2 bytes): a
@@ -323,24 +330,16 @@ static int long_rows_fit(KCtx *c)
  * row, but over 1024 rows 334 against 255 on the windowed one. */
 static int long_row_late(KCtx *c, int i)
 {
-    return i > 0 && 32 * cu_row_read_bytes(c) < 128 && row_windowable(c);
+    return i > 0 && row_thin_windowed(c);
 }
 
 /* Reads of the row by the looped kernels: one per dependency round of
  * the row's reductions (a logsumexp online, in one), and one to write. */
 static int row_loop_reads(KCtx *c)
 {
-    const Kernel *k = c->k;
-    int rounds = 0, write = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
-            int l = cu_red_level(c, k->values[i], 1) + 1;
-            if (l > rounds)
-                rounds = l;
-        }
-    for (int i = 0; i < k->noutputs; i++)
-        if (cu_out_is_elem(c, i) && (cu_depends_on_red(c, k->outputs[i]) || rounds == 0))
-            write = 1;
+    int rounds = cu_red_rounds(c), write = 0;
+    for (int i = 0; i < c->k->noutputs; i++)
+        write |= cu_out_row_pass(c, i, rounds);
     return rounds + write;
 }
 
@@ -362,14 +361,15 @@ static int row_reg_reduces(KCtx *c)
  * reduce it over their blocks: those variants are not made, nor _blockv
  * for few rows.  Past L2 the looped kernel reads from DRAM again, and a
  * cluster's wave waits through each reduction.  On the H200 (bf16,
- * 2^26 to 2^28 elements, rows of 65536 to 262144, 256 to 2048 of them)
- * log-softmax (2 reads, 2 reductions) took 129-455 us looped against
- * 166-725 on clusters; softmax (3 reads, 2 reductions) 282 against 240
+ * 2^26 to 2^28 elements, rows of 100000 to 262144, 256 to 1024 of them)
+ * log-softmax (2 reads, 2 reductions) took 129-454 us looped against
+ * 166-724 on clusters, over 1024 rows of 65536 156 against 155; softmax
+ * (3 reads, 2 reductions) 282 against 240
  * over 1024 rows of 128256, rmsnorm (2 reads, 1 reduction) 211 against
  * 192; over 523 rows log-softmax's _blockv took 385 us. */
 static int row_loop_first(KCtx *c)
 {
-    return 32 * cu_row_read_bytes(c) < 128 && row_windowable(c) && row_loop_reads(c) <= row_reg_reduces(c);
+    return row_thin_windowed(c) && row_loop_reads(c) <= row_reg_reduces(c);
 }
 
 /* The add_long_row variant that holds a static row of len elements (at
@@ -892,6 +892,7 @@ static int plan_rows(KCtx *c, Variant *v)
      * multiprocessor instead of two */
     int lvw = row_vec_width(c);
     int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
+    int lfirst = wloop && row_loop_first(c);
     if (wloop) {
         add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
         v[n - 1].vw = lvw;
@@ -900,7 +901,7 @@ static int plan_rows(KCtx *c, Variant *v)
         v[n - 1].vw = lvw;
         v[n - 1].sh = 1;
         /* the cluster variants that launch after it (long_row_late) */
-        for (int i = 1; i < 4 && !row_loop_first(c); i++)
+        for (int i = 1; i < 4 && !lfirst; i++)
             if ((rl < 0 ? long_rows_fit(c) : i == srow) && long_row_late(c, i))
                 add_long_row(k, v, &n, i64, lvw, i);
     }
@@ -911,7 +912,7 @@ static int plan_rows(KCtx *c, Variant *v)
      * Element loads (_block) keep few bytes in flight: on the H200,
      * softmax over rows of 65536 spent 49 of 53 cycles an instruction
      * waiting on memory, at 75% of DRAM bandwidth (ncu) */
-    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0) && !(wloop && row_loop_first(c))) {
+    if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0) && !lfirst) {
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
         v[n - 1].vw = lvw;
     }
