@@ -119,6 +119,7 @@ template <> __device__ __forceinline__ double fz_qnan<double>() { return FZ_DNAN
  * that results are bitwise the same run to run. */
 template <class T> struct fz_sum {
     typedef T S;
+    enum { TREE = 0 }; /* fz_block_reduce: a chain over the warps */
     static __device__ __forceinline__ S init() { return (T)0; }
     static __device__ __forceinline__ S upd(S a, T v, long long) { return a + v; }
     static __device__ __forceinline__ S comb(S a, S b) { return a + b; }
@@ -165,6 +166,7 @@ template <class T> struct fz_argst {
 };
 template <class T, int MAX> struct fz_argred {
     typedef fz_argst<T> S;
+    enum { TREE = 0 };
     static __device__ __forceinline__ S init() { S s; s.v = MAX ? fz_lowest<T>() : fz_highest<T>(); s.i = FZ_LLMAX; return s; }
     static __device__ __forceinline__ bool better(S b, S a)
     {
@@ -192,6 +194,7 @@ template <class T> struct fz_mstate {
 };
 template <class T, int STD> struct fz_var {
     typedef fz_mstate<T> S;
+    enum { TREE = 1 }; /* fz_block_reduce: a tree (comb divides) */
     static __device__ __forceinline__ S init() { S s; s.n = 0; s.m = 0; s.q = 0; return s; }
     static __device__ __forceinline__ S upd(S a, T v, long long)
     {
@@ -231,6 +234,7 @@ template <class T> struct fz_lsest {
 };
 template <class T> struct fz_lse {
     typedef fz_lsest<T> S;
+    enum { TREE = 1 }; /* fz_block_reduce: a tree (comb takes two exps) */
     /* the two sweeps' reductions over a row's threads: of m, then of s */
     typedef fz_rmax<T> MaxR;
     typedef fz_sum<T> SumR;
@@ -328,18 +332,32 @@ template <class R, int U> static __device__ __forceinline__ typename R::S fz_war
     return a;
 }
 /* Reduce over the whole block (NW warps); every thread gets the result.
- * Called by all threads of the block (it synchronises). */
+ * Called by all threads of the block (it synchronises).  Where the
+ * combine is dear (R::TREE: logsumexp's two exps, variance's division)
+ * each warp folds the NW warp results as a tree over NW lanes, log2(NW)
+ * combines a thread: the chain of NW - 1 in every thread of a block of
+ * 1024 costs more than a short row's reads.  Every warp takes the same
+ * steps on the same values, so all get the same result.  A cheap combine
+ * keeps the chain, which holds fewer registers in the kernels that keep
+ * their row in registers across it. */
 template <class R, int NW> static __device__ __forceinline__ typename R::S fz_block_reduce(typename R::S a)
 {
+    static_assert(!R::TREE || (NW >= 1 && NW <= 32 && (NW & (NW - 1)) == 0),
+                  "a tree over NW lanes: NW a power of two up to 32");
     __shared__ typename R::S sh[NW];
     a = fz_warp_reduce<R, 32>(a);
     if ((threadIdx.x & 31) == 0)
         sh[threadIdx.x >> 5] = a;
     __syncthreads();
-    typename R::S r = sh[0];
+    typename R::S r;
+    if (R::TREE) {
+        r = fz_warp_reduce<R, NW>(sh[threadIdx.x & (NW - 1)]);
+    } else {
+        r = sh[0];
 #pragma unroll
-    for (int k = 1; k < NW; k++)
-        r = R::comb(r, sh[k]);
+        for (int k = 1; k < NW; k++)
+            r = R::comb(r, sh[k]);
+    }
     __syncthreads();
     return r;
 }
