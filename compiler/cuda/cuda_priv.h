@@ -130,6 +130,8 @@ typedef struct KCtx {
     int loopwin;                 /* ... at any element offset: windowed vectors
                                   * (`_rlw_body`, the `_blockw` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
+    int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
+                                  * folded a vector at a time (R::updv) */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
@@ -329,6 +331,7 @@ const char *cu_emit_value(KCtx *c, const IrNode *n, const int8_t *map);
 void cu_emit_store(KCtx *c, int i, const char *itype);
 void cu_red_type(const IrNode *n, Buf *b);
 void cu_atomic_type(const IrNode *n, Buf *b);
+DType cu_red_acc_dtype(const IrNode *n);
 void cu_red_elem(const IrNode *n, const char *v, Buf *b);
 int cu_red_level(KCtx *c, const IrNode *n, int top);
 int cu_depends_on_red(KCtx *c, const IrNode *n);

@@ -418,7 +418,7 @@ void cu_emit_store(KCtx *c, int i, const char *itype)
 /* Reductions: the state type of each reduction value.                 */
 
 /* accumulation dtype of reduction n (compute type of its operand) */
-static DType red_acc_dtype(const IrNode *n)
+DType cu_red_acc_dtype(const IrNode *n)
 {
     DType t = n->in[0].node->dtype;
     if (n->op == OP_ANY || n->op == OP_ALL)
@@ -433,7 +433,7 @@ static DType red_acc_dtype(const IrNode *n)
 /* the preamble's reduction struct for node n */
 void cu_red_type(const IrNode *n, Buf *b)
 {
-    const char *t = cu_ctype(red_acc_dtype(n));
+    const char *t = cu_ctype(cu_red_acc_dtype(n));
     switch (n->op) {
     case OP_SUM: buf_printf(b, "fz_sum<%s>", t); break;
     case OP_MEAN: buf_printf(b, "fz_mean<%s>", t); break;
@@ -454,7 +454,7 @@ void cu_red_type(const IrNode *n, Buf *b)
 /* the atomic combine's struct for node n (a sum, mean, max or min) */
 void cu_atomic_type(const IrNode *n, Buf *b)
 {
-    const char *t = cu_ctype(red_acc_dtype(n));
+    const char *t = cu_ctype(cu_red_acc_dtype(n));
     switch (n->op) {
     case OP_SUM: case OP_MEAN: buf_printf(b, "fz_aadd<%s>", t); break;
     case OP_RMAX: buf_printf(b, "fz_aext<%s, 1>", t); break;
@@ -469,7 +469,7 @@ void cu_red_elem(const IrNode *n, const char *v, Buf *b)
     if (n->op == OP_ANY || n->op == OP_ALL)
         buf_printf(b, "(int)((%s) != 0)", v);
     else
-        buf_printf(b, "(%s)(%s)", cu_ctype(red_acc_dtype(n)), v);
+        buf_printf(b, "(%s)(%s)", cu_ctype(cu_red_acc_dtype(n)), v);
 }
 
 /* reduction level: 1 + the deepest reduction it depends on (in kernel) */
@@ -605,7 +605,7 @@ void cu_finish_reduction(KCtx *c, const IrNode *r, const char *sub, const char *
 /* bytes of a reduction state (as the preamble lays it out) */
 int cu_red_state_bytes(const IrNode *n)
 {
-    int t = dtype_size(red_acc_dtype(n));
+    int t = dtype_size(cu_red_acc_dtype(n));
     switch (n->op) {
     case OP_ARGMAX: case OP_ARGMIN: return 16;
     case OP_VAR: case OP_STD: return 3 * t;

@@ -271,6 +271,27 @@ template <class T> struct fz_lse {
         a.s += exp(v - (isfinite(a.m) ? a.m : (T)0));
         return a;
     }
+    /* A vector of V elements at once (the looped row kernels): their max,
+     * then the sum rescaled to it once, V + 1 exps for V elements, none
+     * waiting on another's result (upd's chain through the running max
+     * does).  The sum is against a finite max, else against 0, as in
+     * upd_sum; a NaN element makes m NaN. */
+    template <int V> static __device__ __forceinline__ S updv(S a, const T (&v)[V])
+    {
+        T mx = v[0];
+#pragma unroll
+        for (int j = 1; j < V; j++)
+            mx = (v[j] > mx || v[j] != v[j]) ? v[j] : mx;
+        const T m = (mx > a.m || mx != mx) ? mx : a.m;
+        const T ref = isfinite(m) ? m : (T)0;
+        T s = a.s * exp(a.m - ref);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            s += exp(v[j] - ref);
+        a.m = m;
+        a.s = s;
+        return a;
+    }
     static __device__ __forceinline__ S comb(S a, S b)
     {
         if (a.m != a.m || b.m != b.m) {

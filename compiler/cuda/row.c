@@ -249,6 +249,14 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
     c->vecstore = vs;
     c->rowvw = V;
     c->w.out = &body;
+    /* a logsumexp folds a vector of 8 elements (2-byte types) at once
+     * (fz_lse::updv: no exp waits on another's running max); with 4 a
+     * vector its extra exp costs what the shorter chain saves */
+    for (int i = 0; V >= 8 && !rc->lse_sweep && i < rc->nreds; i++)
+        if (rc->reds[i]->op == OP_LOGSUMEXP) {
+            emit_line(&c->w, "%s l%d[V];", cu_ctype(cu_red_acc_dtype(rc->reds[i])), rc->reds[i]->id);
+            c->lsevec = 1;
+        }
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");
     cu_open_scope(c);
@@ -256,7 +264,13 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
     cu_decompose(c, "r", 1);
     fn(c, ctx);
     cu_close_scope(c);
+    if (c->lsevec)
+        for (int i = 0; i < rc->nreds; i++)
+            if (rc->reds[i]->op == OP_LOGSUMEXP)
+                emit_line(&c->w, "a%d = R%d::updv<V>(a%d, l%d);", rc->reds[i]->id, rc->reds[i]->id,
+                          rc->reds[i]->id, rc->reds[i]->id);
     c->loopvld = 0;
+    c->lsevec = 0;
     c->vecstore = 0;
     c->rowvw = 0;
     c->w.out = outer;
@@ -483,6 +497,11 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
     const char *v = cu_emit_value(c, n->in[0].node, m);
     Buf e = {0};
     cu_red_elem(n, v, &e);
+    if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep) {
+        emit_line(&c->w, "l%d[j] = %s;", n->id, e.data);
+        buf_free(&e);
+        return;
+    }
     const char *fold = n->op != OP_LOGSUMEXP || !sweep ? "upd" : sweep == 1 ? "upd_max" : "upd_sum";
     emit_line(&c->w, "%s = R%d::%s(%s, %s, (long long)%s);", acc, n->id, fold, acc, e.data, idx);
     buf_free(&e);
