@@ -119,14 +119,18 @@ static void host_row_wloop_grid(Buf *b, const char *in)
 /* Which of the windowed looped kernels with int indices v[wi] (_blockw,
  * blocks of 1024) and v[wi + 1] (_blockw512) to take: 1024 where a
  * multiprocessor holds two such blocks (the registers ptxas gave the
- * kernel, asked at launch), else 512, which it then holds two or three
- * of.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds of each;
- * 0: not asked, or the runtime cannot say). */
+ * kernel, asked at launch) and the row gives each thread of 1024 at least
+ * FZK_ROW_WLOOP_VECS (4) of its vectors a pass (rows of 4 x 1024
+ * vectors: 32768 bf16 elements, 16384 f32), else 512.  The block's
+ * barriers and reductions cost the same at any row length; a shorter row
+ * leaves each thread too few reads to cover them, and half the block
+ * pays half.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds of
+ * each; 0: not asked, or the runtime cannot say). */
 static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, const char *in)
 {
     buf_printf(b, "%sfusert_status wst = FZK_BLOCKS_PER_SM(%d, %s, 1024, &wb1);\n", in, base + wi, v[wi].name);
     buf_printf(b, "%sif (wst != FUSERT_SUCCESS)\n%s    return wst;\n%swbs = 1024;\n", in, in, in);
-    buf_printf(b, "%sif (wb1 < 2) {\n", in);
+    buf_printf(b, "%sif (wb1 < 2 || FZK_ROW_WLOOP_SHORT(rlen, %d)) {\n", in, v[wi].vw);
     buf_printf(b, "%s    wst = FZK_BLOCKS_PER_SM(%d, %s, 512, &wb2);\n", in, base + wi + 1, v[wi + 1].name);
     buf_printf(b, "%s    if (wst != FUSERT_SUCCESS)\n%s        return wst;\n%s    wbs = 512;\n%s}\n", in, in, in, in);
 }
@@ -135,21 +139,14 @@ static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, co
  * variants, v[i] and v[i + 1] (host_row_wloop_choose), taken where the
  * rows in flight fit the device's L2 (each row is read once per reduction
  * round and once more to write): the block chosen, else one of 1024 where
- * those fit.  On the H200 (2^26 elements, rows of 20001 to 100001) f32
- * softmax and rmsnorm took 32 registers: two blocks of 1024 beat four of
- * 512 (softmax at 20001 187.5 against 231.8 us, fewer rows in flight) and
- * the rows in shared memory (219.7) up to 40001; the bf16 kernels (36 to
- * 64 registers) held one block of 1024 and two or three of 512, and 512
- * won (softmax at 30001 129.8 against 188.1, 156.2 in shared memory);
- * f32 layernorm (48 registers) held one of 1024 and three of 512, which
- * won at 20001 (230.2 against 279.8) and lost from 40001 (297.2 against
- * 261.8), where its 396 rows in flight no longer fit L2.  With the partial
- * vectors outside the loop (row_wloop_pass) the six benchmark kernels take
- * at most 32 registers and blocks of 1024; 512 is for bodies of more.  Rows past L2
- * take shared memory where it holds them, else host_row_wloop_rest.  The
- * queries are skipped when the rows of one block a multiprocessor do not
- * fit (in the nvrtc target each compiles its kernel).  Each launch passes
- * wrev from the rows in flight of the block it takes (fzk_row_rev). */
+ * those fit.  Rows in flight = blocks a multiprocessor x multiprocessors,
+ * at most the row count; blocks of 1024 keep fewer of them than 512 do
+ * (two against two or three a multiprocessor), so they fit L2 to longer
+ * rows.  Rows past L2 take shared memory where it holds them, else
+ * host_row_wloop_rest.  The queries are skipped when the rows of one block
+ * a multiprocessor do not fit (in the nvrtc target each compiles its
+ * kernel).  Each launch passes wrev from the rows in flight of the block
+ * it takes (fzk_row_rev). */
 static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int base)
 {
     buf_printf(b, "    const int64_t wrow = rlen * %d; /* bytes a row reads */\n", cu_row_read_bytes(c));
@@ -787,8 +784,15 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "#ifdef FZK_ROW_WLOOP_BLOCK\n"
              "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) \\\n"
              "    (*(n) = (block) == (FZK_ROW_WLOOP_BLOCK) ? 2 : 1, FUSERT_SUCCESS)\n"
+             "#define FZK_ROW_WLOOP_SHORT(rlen, V) 0\n"
              "#else\n"
              "#define FZK_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n) FUSEC_BLOCKS_PER_SM(K_INDEX, KERNEL_SYMBOL, block, n)\n"
+             "/* FZK_ROW_WLOOP_VECS: a row with fewer V-element vectors than this\n"
+             " * many per thread of a block of 1024 takes the blocks of 512 */\n"
+             "#ifndef FZK_ROW_WLOOP_VECS\n"
+             "#define FZK_ROW_WLOOP_VECS 4\n"
+             "#endif\n"
+             "#define FZK_ROW_WLOOP_SHORT(rlen, V) ((rlen) < (int64_t)(FZK_ROW_WLOOP_VECS) * 1024 * (V))\n"
              "#endif\n");
     /* On the H200 (2^26 elements, every second pass backwards always /
      * never): f32 softmax at 16387 /
