@@ -60,6 +60,7 @@ import os
 import re
 import statistics
 import subprocess
+import threading
 import sys
 import tempfile
 import time
@@ -124,11 +125,16 @@ class Fusec:
         self.path, self.workdir = path, workdir
 
     def src(self, name, dt):
+        """The program's file for dtype dt.  Builds in the pool ask for the
+        same file at once: it is written under a name of this thread's and
+        renamed into place, so no build reads it half written."""
         p = os.path.join(self.workdir, "%s_%s.fuse" % (name, dt))
         text = source(name, dt)
         if not os.path.exists(p) or open(p, encoding="utf-8").read() != text:
-            with open(p, "w", encoding="utf-8") as f:
+            tmp = "%s.%d.%d.tmp" % (p, os.getpid(), threading.get_ident())
+            with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
+            os.replace(tmp, p)
         return p
 
     def run(self, args, **kw):
