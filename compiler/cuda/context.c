@@ -415,9 +415,13 @@ int cu_acc_per_column(const KCtx *c, const Access *a)
     return 1;
 }
 
+/* Is a read as the V-element vector vb<a> at each vector step?  At most
+ * 16 bytes, except in the windowed looped body (a wider vector loads as
+ * several 16-byte ones; in the aligned and on-chip bodies a 64-byte
+ * vector of i64 class indices spilled under ptxas). */
 int cu_acc_rowvec(const KCtx *c, const Access *a, int vw)
 {
-    return vw > 1 && dtype_size(MDT(c, a->node)) * vw <= 16 && cu_acc_per_column(c, a);
+    return vw > 1 && (dtype_size(MDT(c, a->node)) * vw <= 16 || c->loopwin) && cu_acc_per_column(c, a);
 }
 
 /* The loop kernel's `_v` body: an input that is broadcast (not full) but

@@ -98,10 +98,43 @@ static __device__ __forceinline__ unsigned fz_udiv(unsigned n, unsigned m, unsig
 template <class I> static __device__ __forceinline__ I fz_div(I t, I d, unsigned m, unsigned s);
 template <> __device__ __forceinline__ int fz_div<int>(int t, int, unsigned m, unsigned s) { return (int)fz_udiv((unsigned)t, m, s); }
 template <> __device__ __forceinline__ long long fz_div<long long>(long long t, long long d, unsigned, unsigned) { return t / d; }
-/* 16-byte (or narrower) vector of V elements, for vector loads/stores */
+/* V elements aligned to their whole size, for vector loads and stores (one
+ * wider than 16 bytes loads as 16-byte pieces) */
 template <class T, int V> struct __align__(sizeof(T) * V) fz_vec {
     T v[V];
 };
+/* The V elements at p, anywhere in its 16-byte block: the aligned 16-byte
+ * pieces that hold them, then a select of p's place in the first, instead
+ * of V loads an element wide (each of which a warp spreads over 32 lanes'
+ * vectors).  Reads up to a piece past p + V: the caller keeps that inside
+ * the array. */
+template <class T, int V> static __device__ __forceinline__ fz_vec<T, V> fz_vec_pieces(const T *p)
+{
+    enum { P = 16 / sizeof(T) };
+    const int m = (int)((unsigned long long)p / sizeof(T) % P);
+    const fz_vec<T, P> *q = (const fz_vec<T, P> *)(p - m);
+    T f[V + P];
+#pragma unroll
+    for (int i = 0; i <= V / P; i++) {
+        fz_vec<T, P> w = {};
+        if (i < V / P || m)
+            w = q[i];
+#pragma unroll
+        for (int k = 0; k < P; k++)
+            f[i * P + k] = w.v[k];
+    }
+    fz_vec<T, V> r;
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        T x = f[j];
+#pragma unroll
+        for (int k = 1; k < P; k++)
+            if (m == k)
+                x = f[j + k];
+        r.v[j] = x;
+    }
+    return r;
+}
 template <class T> static __device__ __forceinline__ T fz_lowest();
 template <> __device__ __forceinline__ float fz_lowest<float>() { return -FZ_INF; }
 template <> __device__ __forceinline__ double fz_lowest<double>() { return -FZ_DINF; }

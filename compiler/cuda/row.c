@@ -7,11 +7,28 @@
  * length or 0 for rows that share a warp, rhi in a cluster ([rlo, rhi)) */
 static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwarp ? "Rr" : "R"; }
 
+/* The narrowest element a windowed looped row of 2-byte elements (vectors
+ * of 8) reads as aligned 16-byte pieces (fz_vec_pieces) when its vector
+ * at rb is not aligned.  Vectors and pieces are read in blocks of 512
+ * threads or fewer (64 registers a thread); blocks of 1024 have 32, where
+ * the vector's branch alone made f32 rmsnorm with a residual spill 28
+ * bytes, so they read an element at a time.  On the H200, 8-byte
+ * elements beside bf16 rows of 32000 to 128256 took 176-178 us against
+ * 274-276 an element at a time, 4-byte ones 82 against 155; 2-byte ones
+ * took 106-108 against 85 (the select of 8 places costs more than the
+ * loads save).  Beside f32 rows (vectors of 4) pieces of i64 lost: a
+ * static cross-entropy over [2047, 50257] took 185-192 us against
+ * 152-156. */
+#define ROW_PIECES_MIN 4
+
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
  * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
  * cached body, whose vector at rb may be partial (SH); 2: a windowed
- * vector inside the row (its elements, not aligned in this array). */
+ * vector inside the row (its elements, not aligned in this array): in
+ * blocks of up to 512, one vector where the row starts on the grid (sh ==
+ * 0) and the pointer is aligned, else pieces (ROW_PIECES_MIN); else
+ * elements. */
 static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
 {
     int g = c->ng - 1;
@@ -40,9 +57,19 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
             Buf offj = {0};
             cu_acc_offset(c, &c->acc[a], "I", &offj);
             c->gi[g] = "rb";
+            int es = dtype_size(MDT(c, c->acc[a].node));
+            emit_line(&c->w, "if (BS <= 512 && sh == 0 && (unsigned long long)in%d %% sizeof(vb%d) == 0)", ib, a);
+            emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+            if (es >= ROW_PIECES_MIN && vw >= 8) {
+                emit_line(&c->w, "else if (BS <= 512 && rb + V + %d <= R) /* pieces inside the row */", 16 / es);
+                emit_line(&c->w, "    vb%d = fz_vec_pieces<%s, V>(in%d + %s);", a, st, ib, off.data);
+            }
+            emit_line(&c->w, "else {");
+            cu_open_scope(c);
             emit_line(&c->w, "#pragma unroll");
             emit_line(&c->w, "for (int j = 0; j < V; j++)");
             emit_line(&c->w, "    vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+            cu_close_scope(c);
             buf_free(&offj);
             buf_free(&off);
             continue;
