@@ -1173,6 +1173,8 @@ const char *fuse_kind_name(KernelKind k)
 /* One planning attempt.  Returns NULL with *retry set to a result node
  * that must be written eagerly (plan again), or NULL with *retry -1 when
  * the groups could not be ordered. */
+static void cost_column_splits(Arena *a, Plan *p);
+
 static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion, uint8_t *eager,
                    int *retry)
 {
@@ -1263,7 +1265,58 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
                     push_node(a, &p->intermediates, &p->nintermediates, &cap, f->nodes[id]);
     p->rejected = c.rej;
     p->nrejected = c.nrej;
+    cost_column_splits(a, p);
     return p;
+}
+
+/* The kernel of p that computes n (a value of it), or NULL. */
+static const Kernel *kernel_of(const Plan *p, const IrNode *n)
+{
+    for (int i = 0; i < p->nkernels; i++)
+        for (int v = 0; v < p->kernels[i].nvalues; v++)
+            if (p->kernels[i].values[v] == n)
+                return &p->kernels[i];
+    return NULL;
+}
+
+/* A column reduction kept out of the row kernel of its space (a "space"
+ * rejection, join_row_home) costs its kernel a second read of what both
+ * kernels read in the space's shape: say which, and the bytes an element
+ * of the space that a single pass would not read. */
+static void cost_column_splits(Arena *a, Plan *p)
+{
+    for (int i = 0; i < p->nrejected; i++) {
+        Rejection *r = &p->rejected[i];
+        if (strcmp(r->code, "space") != 0 || !is_reduce(r->producer))
+            continue;
+        const Kernel *col = kernel_of(p, r->producer), *row = kernel_of(p, r->consumer);
+        if (!col || !row || col == row || col->kind != KK_REDUCE || row->kind != KK_ROW ||
+            !ir_shape_eq(&col->space, &row->space))
+            continue;
+        const IrNode *twice[16];
+        int n = 0, bytes = 0;
+        for (int x = 0; x < col->ninputs && n < 16; x++)
+            for (int y = 0; y < row->ninputs; y++)
+                if (row->inputs[y] == col->inputs[x] && ir_shape_eq(&col->inputs[x]->shape, &row->space)) {
+                    twice[n++] = col->inputs[x];
+                    bytes += dtype_size(fuse_mem_dtype(p->fn, col->inputs[x]));
+                    break;
+                }
+        if (!n)
+            continue;
+        Buf names = {0};
+        for (int k = 0; k < n; k++) {
+            const char *sep = k == 0 ? "" : k == n - 1 ? " and " : ", ";
+            if (twice[k]->name)
+                buf_printf(&names, "%s%s", sep, twice[k]->name);
+            else
+                buf_printf(&names, "%s%%%d", sep, twice[k]->id);
+        }
+        r->reason = arena_printf(a, "%s; %s %s read twice, %d byte%s an element of %s more than one pass", r->reason,
+                                 names.data, n == 1 ? "is" : "are", bytes, bytes == 1 ? "" : "s",
+                                 shape_words(a, p->fn, &row->space));
+        buf_free(&names);
+    }
 }
 
 /* The plan's promises to the emitters (fusion.h), checked on every plan:
