@@ -357,7 +357,7 @@ static void test_grid_dependency(void)
     CHECK(strcmp(p->rejected[0].code, "grid-dependency") == 0);
     CHECK(strcmp(p->rejected[0].reason,
                  "%1 (sum over all axes) is needed by every element of %2: needs a grid-wide "
-                 "barrier") == 0);
+                 "barrier; x is read twice, 4 bytes an element of [N] more than one pass") == 0);
     CHECK(p->nintermediates == 1 && p->intermediates[0] == s);
     CHECK(p->kernels[1].ninputs == 2);
 
