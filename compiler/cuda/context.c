@@ -416,12 +416,15 @@ int cu_acc_per_column(const KCtx *c, const Access *a)
 }
 
 /* Is a read as the V-element vector vb<a> at each vector step?  At most
- * 16 bytes, except in the windowed looped body (a wider vector loads as
- * several 16-byte ones; in the aligned and on-chip bodies a 64-byte
- * vector of i64 class indices spilled under ptxas). */
+ * 16 bytes, except in a reduction's windowed looped body (blocks of 256
+ * or fewer; a wider vector loads as several 16-byte ones).  Elsewhere a
+ * wide vector holds its registers through the element loop: a 64-byte
+ * vector of i64 class indices spilled in the aligned body, and a row
+ * kernel's blocks of 1024 have 32 registers a thread. */
 int cu_acc_rowvec(const KCtx *c, const Access *a, int vw)
 {
-    return vw > 1 && (dtype_size(MDT(c, a->node)) * vw <= 16 || c->loopwin) && cu_acc_per_column(c, a);
+    int wide = c->loopwin && c->k->kind == KK_REDUCE;
+    return vw > 1 && (dtype_size(MDT(c, a->node)) * vw <= 16 || wide) && cu_acc_per_column(c, a);
 }
 
 /* The loop kernel's `_v` body: an input that is broadcast (not full) but
