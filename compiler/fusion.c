@@ -1170,11 +1170,103 @@ const char *fuse_kind_name(KernelKind k)
     unreachable();
 }
 
+/* The kernel of p that writes n, else the first that computes it (a
+ * value of it), other than one that computes `not`; NULL if none. */
+static const Kernel *kernel_of(const Plan *p, const IrNode *n, const IrNode *not)
+{
+    for (int i = 0; i < p->nkernels; i++)
+        for (int o = 0; o < p->kernels[i].noutputs; o++)
+            if (p->kernels[i].outputs[o] == n)
+                return &p->kernels[i];
+    for (int i = 0; i < p->nkernels; i++) {
+        const Kernel *k = &p->kernels[i];
+        int has = 0, hasnot = 0;
+        for (int v = 0; v < k->nvalues; v++) {
+            has |= k->values[v] == n;
+            hasnot |= not && k->values[v] == not;
+        }
+        if (has && !hasnot)
+            return k;
+    }
+    return NULL;
+}
+
+static int reads(const Kernel *k, const IrNode *n)
+{
+    for (int i = 0; i < k->ninputs; i++)
+        if (k->inputs[i] == n)
+            return 1;
+    return 0;
+}
+
+/* What a split costs, said once for each pair of kernels, on the first
+ * rejection between them (the producer's kernel and the consumer's that
+ * the producer did not join; sibling-axes says its own): the inputs of
+ * the consumer kernel's space that both read (read twice), and the
+ * producer when it has that shape and goes from one to the other through
+ * memory (written and read back), in bytes an element of that space that
+ * a single pass would not move. */
+static void cost_splits(Arena *a, Plan *p)
+{
+    int nr = p->nrejected;
+    const Kernel **kp = ARENA_ARRAY(a, const Kernel *, nr ? nr : 1);
+    const Kernel **kc = ARENA_ARRAY(a, const Kernel *, nr ? nr : 1);
+    for (int i = 0; i < nr; i++) {
+        const Rejection *r = &p->rejected[i];
+        int own = strcmp(r->code, "sibling-axes") == 0;
+        kp[i] = own ? NULL : kernel_of(p, r->producer, NULL);
+        kc[i] = own ? NULL : kernel_of(p, r->consumer, r->producer);
+    }
+    for (int i = 0; i < nr; i++) {
+        Rejection *r = &p->rejected[i];
+        if (!kp[i] || !kc[i] || kp[i] == kc[i])
+            continue;
+        int said = 0;
+        for (int j = 0; j < i; j++)
+            said |= (kp[j] == kp[i] && kc[j] == kc[i]) || (kp[j] == kc[i] && kc[j] == kp[i]);
+        if (said)
+            continue;
+        const Kernel *k = kc[i];
+        int n = 0, bytes = 0, back = 0;
+        for (int x = 0; x < k->ninputs; x++) {
+            const IrNode *in = k->inputs[x];
+            if (!ir_shape_eq(&in->shape, &k->space))
+                continue;
+            if (reads(kp[i], in)) {
+                n++;
+                bytes += dtype_size(fuse_mem_dtype(p->fn, in));
+            } else if (in == r->producer) {
+                back = 1;
+                bytes += 2 * dtype_size(fuse_mem_dtype(p->fn, in));
+            }
+        }
+        if (!n && !back)
+            continue;
+        Buf what = {0};
+        for (int x = 0, m = 0; x < k->ninputs; x++) {
+            const IrNode *in = k->inputs[x];
+            if (!ir_shape_eq(&in->shape, &k->space) || !reads(kp[i], in))
+                continue;
+            const char *sep = m == 0 ? "" : m == n - 1 ? " and " : ", ";
+            m++;
+            if (in->name)
+                buf_printf(&what, "%s%s", sep, in->name);
+            else
+                buf_printf(&what, "%s%%%d", sep, in->id);
+        }
+        if (n)
+            buf_printf(&what, " %s read twice", n == 1 ? "is" : "are");
+        if (back)
+            buf_printf(&what, "%s%%%d is written and read back", n ? ", " : "", r->producer->id);
+        r->reason = arena_printf(a, "%s; %s, %d byte%s an element of %s more than one pass", r->reason, what.data,
+                                 bytes, bytes == 1 ? "" : "s", shape_words(a, p->fn, &k->space));
+        buf_free(&what);
+    }
+}
+
 /* One planning attempt.  Returns NULL with *retry set to a result node
  * that must be written eagerly (plan again), or NULL with *retry -1 when
  * the groups could not be ordered. */
-static void cost_splits(Arena *a, Plan *p);
-
 static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion, uint8_t *eager,
                    int *retry)
 {
@@ -1267,88 +1359,6 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     p->nrejected = c.nrej;
     cost_splits(a, p);
     return p;
-}
-
-/* The kernel of p that writes n, else the first that computes it (a
- * value of it), other than one that computes `not`; NULL if none. */
-static const Kernel *kernel_of(const Plan *p, const IrNode *n, const IrNode *not)
-{
-    for (int i = 0; i < p->nkernels; i++)
-        for (int o = 0; o < p->kernels[i].noutputs; o++)
-            if (p->kernels[i].outputs[o] == n)
-                return &p->kernels[i];
-    for (int i = 0; i < p->nkernels; i++) {
-        const Kernel *k = &p->kernels[i];
-        int has = 0, hasnot = 0;
-        for (int v = 0; v < k->nvalues; v++) {
-            has |= k->values[v] == n;
-            hasnot |= not && k->values[v] == not;
-        }
-        if (has && !hasnot)
-            return k;
-    }
-    return NULL;
-}
-
-/* What a split costs, said once for each pair of kernels, on the first
- * rejection between them (the producer's kernel and the consumer's that
- * the producer did not join; sibling-axes says its own): the inputs of the consumer kernel's space that both read
- * (read twice), and the producer when it has that shape and goes from one
- * to the other through memory (written and read back), in bytes an
- * element of that space that a single pass would not move. */
-static void cost_splits(Arena *a, Plan *p)
-{
-    for (int i = 0; i < p->nrejected; i++) {
-        Rejection *r = &p->rejected[i];
-        if (strcmp(r->code, "sibling-axes") == 0)
-            continue;
-        const Kernel *kp = kernel_of(p, r->producer, NULL), *kc = kernel_of(p, r->consumer, r->producer);
-        if (!kp || !kc || kp == kc)
-            continue;
-        int said = 0;
-        for (int j = 0; j < i && !said; j++) {
-            const Rejection *q = &p->rejected[j];
-            const Kernel *qp = kernel_of(p, q->producer, NULL), *qc = kernel_of(p, q->consumer, q->producer);
-            said = strcmp(q->code, "sibling-axes") != 0 && ((qp == kp && qc == kc) || (qp == kc && qc == kp));
-        }
-        if (said)
-            continue;
-        const IrShape *sp = &kc->space;
-        const IrNode *twice[16];
-        int n = 0, bytes = 0, back = 0;
-        for (int x = 0; x < kc->ninputs; x++) {
-            const IrNode *in = kc->inputs[x];
-            int both = 0;
-            for (int y = 0; y < kp->ninputs; y++)
-                both |= kp->inputs[y] == in;
-            if (!ir_shape_eq(&in->shape, sp))
-                continue;
-            if (both && n < 16) {
-                twice[n++] = in;
-                bytes += dtype_size(fuse_mem_dtype(p->fn, in));
-            } else if (in == r->producer) {
-                back = 1;
-                bytes += 2 * dtype_size(fuse_mem_dtype(p->fn, in));
-            }
-        }
-        if (!n && !back)
-            continue;
-        Buf what = {0};
-        for (int k = 0; k < n; k++) {
-            const char *sep = k == 0 ? "" : k == n - 1 ? " and " : ", ";
-            if (twice[k]->name)
-                buf_printf(&what, "%s%s", sep, twice[k]->name);
-            else
-                buf_printf(&what, "%s%%%d", sep, twice[k]->id);
-        }
-        if (n)
-            buf_printf(&what, " %s read twice", n == 1 ? "is" : "are");
-        if (back)
-            buf_printf(&what, "%s%%%d is written and read back", n ? ", " : "", r->producer->id);
-        r->reason = arena_printf(a, "%s; %s, %d byte%s an element of %s more than one pass", r->reason, what.data,
-                                 bytes, bytes == 1 ? "" : "s", shape_words(a, p->fn, sp));
-        buf_free(&what);
-    }
 }
 
 /* The plan's promises to the emitters (fusion.h), checked on every plan:
