@@ -12,11 +12,11 @@ static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwa
  * at rb is not aligned.  Vectors and pieces are read in blocks of 512
  * threads or fewer (64 registers a thread); blocks of 1024 have 32, where
  * the vector's branch alone made f32 rmsnorm with a residual spill 28
- * bytes, so they read an element at a time.  On the H200, 8-byte
- * elements beside bf16 rows of 32000 to 128256 took 176-178 us against
- * 274-276 an element at a time, 4-byte ones 82 against 155; 2-byte ones
- * took 106-108 against 85 (the select of 8 places costs more than the
- * loads save).  Beside f32 rows (vectors of 4) pieces of i64 lost: a
+ * bytes, so they read an element at a time.  On the H200, in a
+ * standalone kernel of that shape, 8-byte elements misaligned beside bf16
+ * rows of 32000 to 128256 took 176-178 us against 274-276 an element at
+ * a time, 4-byte ones 82 against 155; 2-byte ones took 106-108 against 85
+ * (the select of 8 places costs more than the loads save).  Beside f32 rows (vectors of 4) pieces of i64 lost: a
  * static cross-entropy over [2047, 50257] took 185-192 us against
  * 152-156. */
 #define ROW_PIECES_MIN 4
