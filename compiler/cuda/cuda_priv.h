@@ -132,6 +132,7 @@ typedef struct KCtx {
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
     int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
                                   * folded a vector at a time (R::updv) */
+    int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];

@@ -284,6 +284,20 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
             emit_line(&c->w, "%s l%d[V];", cu_ctype(cu_red_acc_dtype(rc->reds[i])), rc->reds[i]->id);
             c->lsevec = 1;
         }
+    /* a var or std folds a vector of 4 or more elements at once
+     * (fz_var::updv: one division a vector, not one an element, and no
+     * element's update waits on the one before), where the pass's states
+     * take at most 48 bytes: row statistics (mean, var, max, argmax) hold
+     * 28; beside the 76 of every reduction at once (tests/sema/
+     * reductions.fuse) the vectors of values spilled 36 bytes (sm_90) */
+    int state = 0;
+    for (int i = 0; i < rc->nreds; i++)
+        state += cu_red_state_bytes(rc->reds[i]);
+    for (int i = 0; V >= 4 && state <= 48 && i < rc->nreds; i++)
+        if (rc->reds[i]->op == OP_VAR || rc->reds[i]->op == OP_STD) {
+            emit_line(&c->w, "%s w%d[V];", cu_ctype(cu_red_acc_dtype(rc->reds[i])), rc->reds[i]->id);
+            c->varvec = 1;
+        }
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");
     cu_open_scope(c);
@@ -291,13 +305,15 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
     cu_decompose(c, "r", 1);
     fn(c, ctx);
     cu_close_scope(c);
-    if (c->lsevec)
-        for (int i = 0; i < rc->nreds; i++)
-            if (rc->reds[i]->op == OP_LOGSUMEXP)
-                emit_line(&c->w, "a%d = R%d::updv<V>(a%d, l%d);", rc->reds[i]->id, rc->reds[i]->id,
-                          rc->reds[i]->id, rc->reds[i]->id);
+    for (int i = 0; i < rc->nreds; i++) {
+        int op = rc->reds[i]->op;
+        if ((c->lsevec && op == OP_LOGSUMEXP) || (c->varvec && (op == OP_VAR || op == OP_STD)))
+            emit_line(&c->w, "a%d = R%d::updv<V>(a%d, %c%d);", rc->reds[i]->id, rc->reds[i]->id, rc->reds[i]->id,
+                      op == OP_LOGSUMEXP ? 'l' : 'w', rc->reds[i]->id);
+    }
     c->loopvld = 0;
     c->lsevec = 0;
+    c->varvec = 0;
     c->vecstore = 0;
     c->rowvw = 0;
     c->w.out = outer;
@@ -526,6 +542,11 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
     cu_red_elem(n, v, &e);
     if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep) {
         emit_line(&c->w, "l%d[j] = %s;", n->id, e.data);
+        buf_free(&e);
+        return;
+    }
+    if (c->varvec && (n->op == OP_VAR || n->op == OP_STD)) {
+        emit_line(&c->w, "w%d[j] = %s;", n->id, e.data);
         buf_free(&e);
         return;
     }
