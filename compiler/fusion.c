@@ -1228,12 +1228,13 @@ static void cost_splits(Arena *a, Plan *p)
             continue;
         const Kernel *k = kc[i];
         int n = 0, bytes = 0, back = 0;
+        const IrNode **twice = ARENA_ARRAY(a, const IrNode *, k->ninputs ? k->ninputs : 1);
         for (int x = 0; x < k->ninputs; x++) {
             const IrNode *in = k->inputs[x];
             if (!ir_shape_eq(&in->shape, &k->space))
                 continue;
             if (reads(kp[i], in)) {
-                n++;
+                twice[n++] = in;
                 bytes += dtype_size(fuse_mem_dtype(p->fn, in));
             } else if (in == r->producer) {
                 back = 1;
@@ -1243,16 +1244,12 @@ static void cost_splits(Arena *a, Plan *p)
         if (!n && !back)
             continue;
         Buf what = {0};
-        for (int x = 0, m = 0; x < k->ninputs; x++) {
-            const IrNode *in = k->inputs[x];
-            if (!ir_shape_eq(&in->shape, &k->space) || !reads(kp[i], in))
-                continue;
+        for (int m = 0; m < n; m++) {
             const char *sep = m == 0 ? "" : m == n - 1 ? " and " : ", ";
-            m++;
-            if (in->name)
-                buf_printf(&what, "%s%s", sep, in->name);
+            if (twice[m]->name)
+                buf_printf(&what, "%s%s", sep, twice[m]->name);
             else
-                buf_printf(&what, "%s%%%d", sep, in->id);
+                buf_printf(&what, "%s%%%d", sep, twice[m]->id);
         }
         if (n)
             buf_printf(&what, " %s read twice", n == 1 ? "is" : "are");

@@ -16,9 +16,9 @@ static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwa
  * standalone kernel of that shape, 8-byte elements misaligned beside bf16
  * rows of 32000 to 128256 took 176-178 us against 274-276 an element at
  * a time, 4-byte ones 82 against 155; 2-byte ones took 106-108 against 85
- * (the select of 8 places costs more than the loads save).  Beside f32 rows (vectors of 4) pieces of i64 lost: a
- * static cross-entropy over [2047, 50257] took 185-192 us against
- * 152-156. */
+ * (the select of 8 places costs more than the loads save).  Beside f32
+ * rows (vectors of 4) pieces of i64 lost: a static cross-entropy over
+ * [2047, 50257] took 185-192 us against 152-156. */
 #define ROW_PIECES_MIN 4
 
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
@@ -255,6 +255,18 @@ static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
     cu_close_scope(c);
 }
 
+/* The array a vector step collects reduction n's elements in, for
+ * R::updv after the element loop: 'l' a logsumexp's (not in its two
+ * sweeps), 'w' a var's or std's; 0 where n folds an element at a time. */
+static char vec_fold(const KCtx *c, const IrNode *n, int sweep)
+{
+    if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep)
+        return 'l';
+    if (c->varvec && (n->op == OP_VAR || n->op == OP_STD))
+        return 'w';
+    return 0;
+}
+
 /* One vector step of the looped row body at rb (row_elem_loop_vec): the
  * cached inputs' vectors, the element loop, the pass's vector stores */
 static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
@@ -306,10 +318,10 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
     fn(c, ctx);
     cu_close_scope(c);
     for (int i = 0; i < rc->nreds; i++) {
-        int op = rc->reds[i]->op;
-        if ((c->lsevec && op == OP_LOGSUMEXP) || (c->varvec && (op == OP_VAR || op == OP_STD)))
-            emit_line(&c->w, "a%d = R%d::updv<V>(a%d, %c%d);", rc->reds[i]->id, rc->reds[i]->id, rc->reds[i]->id,
-                      op == OP_LOGSUMEXP ? 'l' : 'w', rc->reds[i]->id);
+        const IrNode *n = rc->reds[i];
+        char arr = vec_fold(c, n, rc->lse_sweep);
+        if (arr)
+            emit_line(&c->w, "a%d = R%d::updv<V>(a%d, %c%d);", n->id, n->id, n->id, arr, n->id);
     }
     c->loopvld = 0;
     c->lsevec = 0;
@@ -540,13 +552,9 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
     const char *v = cu_emit_value(c, n->in[0].node, m);
     Buf e = {0};
     cu_red_elem(n, v, &e);
-    if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep) {
-        emit_line(&c->w, "l%d[j] = %s;", n->id, e.data);
-        buf_free(&e);
-        return;
-    }
-    if (c->varvec && (n->op == OP_VAR || n->op == OP_STD)) {
-        emit_line(&c->w, "w%d[j] = %s;", n->id, e.data);
+    char arr = vec_fold(c, n, sweep);
+    if (arr) {
+        emit_line(&c->w, "%c%d[j] = %s;", arr, n->id, e.data);
         buf_free(&e);
         return;
     }
