@@ -133,6 +133,8 @@ typedef struct KCtx {
     int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
                                   * folded a vector at a time (R::updv) */
     int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */
+    const char *foldidx;         /* the index of those arrays where not "[j]": a column
+                                  * kernel's rows of a fold, "[u]" */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];

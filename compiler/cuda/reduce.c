@@ -402,6 +402,59 @@ static void side_group(KCtx *c, const IrNode **reds, int nreds, const IrNode **s
     emit_line(&c->w, "}");
 }
 
+/* Rows a column's var or std folds at once (cols_fold_rows). */
+enum { COLS_FOLD_ROWS = 8 };
+
+/* Whether the pass folds its var and std COLS_FOLD_ROWS rows at a time:
+ * where it has one and a column a thread (Welford states never take
+ * vectors of columns, cols_vec_width). */
+static int cols_welford_fold(const KCtx *c, const IrNode **reds, int nreds)
+{
+    if (c->L->vw != 1)
+        return 0;
+    for (int i = 0; i < nreds; i++)
+        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            return 1;
+    return 0;
+}
+
+/* The rows of a pass with a var or std, a column a thread: whole groups
+ * of COLS_FOLD_ROWS rows, each var and std collecting the group's values
+ * in w<id>[u] and folding them at once (fz_var::updv: one division a
+ * group, where Welford's element step divides at every row and waits on
+ * the row before), the other reductions an element at a time; then the
+ * last rows an element at a time.  The group's loads have no bounds test
+ * between them and issue together: 8 in flight a thread. */
+static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
+{
+    emit_line(&c->w, "I rb = r0 + (WS == 1 ? 0 : ty);");
+    emit_line(&c->w, "for (; rb + (I)%d * WS < r1; rb += (I)%d * WS) {", COLS_FOLD_ROWS - 1, COLS_FOLD_ROWS);
+    cu_open_scope(c);
+    for (int i = 0; i < nreds; i++)
+        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            emit_line(&c->w, "%s w%d[%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, COLS_FOLD_ROWS);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int u = 0; u < %d; u++) {", COLS_FOLD_ROWS);
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = rb + (I)u * WS;");
+    c->varvec = 1;
+    c->foldidx = "[u]";
+    cols_step(c, reds, nreds, NULL, 0, rg, nr, ig, ni);
+    c->varvec = 0;
+    c->foldidx = NULL;
+    cu_close_scope(c);
+    for (int i = 0; i < nreds; i++)
+        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            emit_line(&c->w, "a%d[0] = R%d::updv<%d>(a%d[0], w%d);", reds[i]->id, reds[i]->id, COLS_FOLD_ROWS,
+                      reds[i]->id, reds[i]->id);
+    cu_close_scope(c);
+    emit_line(&c->w, "for (; rb < r1; rb += WS) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I r = rb;");
+    cols_step(c, reds, nreds, NULL, 0, rg, nr, ig, ni);
+    cu_close_scope(c);
+}
+
 /* One outer index's pass over its split of the rows, V adjacent columns a
  * thread: alone on its tile, a thread reads every row (WS 1); 8 warps on
  * one tile take a row each in turn (WS 8). */
@@ -428,6 +481,11 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNod
      * where the step has no bounds test per row: on the H200 row and column
      * sums of 30011 x 1531 f32 took 114.3 us with a test per row and 2 rows
      * a step, 77.4 in whole steps of 8 (a column sum alone: 77.1). */
+    if (!nside && cols_welford_fold(c, reds, nreds)) {
+        cols_fold_rows(c, reds, nreds, rg, nr, ig, ni);
+        cu_close_scope(c);
+        return;
+    }
     if (nside)
         emit_line(&c->w, cu_cols_small_states(reds, nreds) && cu_cols_small_states(side, nside)
                              ? "constexpr int U = V > 1 && WS == 1 ? 2 : 8; /* rows a step */"
@@ -511,10 +569,12 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
          * alone, 161.8 with neither.  The element-wise variant (V == 1) keeps
          * one warp: in this form odd widths run slower (3001 columns: 40% of
          * copy against 59%), cause not isolated.  Welford and arg states
-         * (V 1) take the 8 warps too, a split at a time: one warp folding
-         * every split's partial in turn, each fold waiting on its load and
-         * a division, kept the tile's last block running long after the
-         * others (up to 512 splits for at most 256 outputs) */
+         * (V 1) take the 8 warps too, a var's or std's four splits' loads
+         * issued before their folds (in split order; an argmax's spilled
+         * 4 bytes beside three other states): one warp folding every split's
+         * partial in turn, each fold waiting on its load and a division,
+         * kept the tile's last block running long after the others (up to
+         * 512 splits for at most 256 outputs) */
         emit_line(&c->w, small ? "if (V > 1) {" : "{");
         cu_open_scope(c);
         for (int i = 0; i < nreds; i++) {
@@ -523,10 +583,24 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "for (int j = 0; j < V; j++) {");
             emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
             emit_line(&c->w, "    if (active) {");
-            emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
-            emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
-            emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
-                      id, id, id, id, id);
+            if (small || (reds[i]->op != OP_VAR && reds[i]->op != OP_STD)) {
+                emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
+                emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
+                emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",
+                          id, id, id, id, id);
+            } else {
+                emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 32) {");
+                emit_line(&c->w, "            R%d::S t[4];", id);
+                emit_line(&c->w, "            #pragma unroll");
+                emit_line(&c->w, "            for (int q = 0; q < 4; q++)");
+                emit_line(&c->w, "                t[q] = z + 8 * q < nsplit ? R%d::ldcg(part%d + ((I)o * nsplit + z + 8 * q) * nI + civ + j) : R%d::init();",
+                          id, id, id);
+                emit_line(&c->w, "            #pragma unroll");
+                emit_line(&c->w, "            for (int q = 0; q < 4; q++)");
+                emit_line(&c->w, "                if (z + 8 * q < nsplit)");
+                emit_line(&c->w, "                    a%d[j] = R%d::comb(a%d[j], t[q]);", id, id, id);
+                emit_line(&c->w, "        }");
+            }
             emit_line(&c->w, "    }");
             emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", id, id);
             emit_line(&c->w, "}");

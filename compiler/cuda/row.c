@@ -554,7 +554,7 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
     cu_red_elem(n, v, &e);
     char arr = vec_fold(c, n, sweep);
     if (arr) {
-        emit_line(&c->w, "%c%d[j] = %s;", arr, n->id, e.data);
+        emit_line(&c->w, "%c%d%s = %s;", arr, n->id, c->foldidx ? c->foldidx : "[j]", e.data);
         buf_free(&e);
         return;
     }
