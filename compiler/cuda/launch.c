@@ -239,7 +239,9 @@ static void launch_scratch(KCtx *c, Buf *b)
     } else if (c->L->mid) {
         host_mid_sizes(c, b);
         if (c->atomic)
-            buf_printf(b, "    /* output counters, then per reduction one atomic accumulator per output */\n"
+            buf_printf(b, "    (void)nO;\n"
+                          "    (void)nI;\n"
+                          "    /* output counters, then per reduction one atomic accumulator per output */\n"
                           "    return (size_t)(fzk_mid_cnt_bytes(nK) + (int64_t)%d * nK);\n", nreds * 8);
         else
             /* the partials of the most splits any launch of these sizes makes */
