@@ -430,6 +430,13 @@ DType cu_red_acc_dtype(const IrNode *n)
     return DT_I64;
 }
 
+/* whether reduction n keeps a Welford state (count, mean, squared
+ * deviations): var and std */
+int cu_red_is_welford(const IrNode *n)
+{
+    return n->op == OP_VAR || n->op == OP_STD;
+}
+
 /* the preamble's reduction struct for node n */
 void cu_red_type(const IrNode *n, Buf *b)
 {

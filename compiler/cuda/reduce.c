@@ -413,7 +413,7 @@ static int cols_welford_fold(const KCtx *c, const IrNode **reds, int nreds)
     if (c->L->vw != 1)
         return 0;
     for (int i = 0; i < nreds; i++)
-        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+        if (cu_red_is_welford(reds[i]))
             return 1;
     return 0;
 }
@@ -431,7 +431,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
     emit_line(&c->w, "for (; rb + (I)%d * WS < r1; rb += (I)%d * WS) {", COLS_FOLD_ROWS - 1, COLS_FOLD_ROWS);
     cu_open_scope(c);
     for (int i = 0; i < nreds; i++)
-        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+        if (cu_red_is_welford(reds[i]))
             emit_line(&c->w, "%s w%d[%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, COLS_FOLD_ROWS);
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int u = 0; u < %d; u++) {", COLS_FOLD_ROWS);
@@ -444,7 +444,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
     c->foldidx = NULL;
     cu_close_scope(c);
     for (int i = 0; i < nreds; i++)
-        if (reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+        if (cu_red_is_welford(reds[i]))
             emit_line(&c->w, "a%d[0] = R%d::updv<%d>(a%d[0], w%d);", reds[i]->id, reds[i]->id, COLS_FOLD_ROWS,
                       reds[i]->id, reds[i]->id);
     cu_close_scope(c);
@@ -469,9 +469,10 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNod
      * eight independent loads in flight per thread.  On the H200 colsum
      * took, with 4 rows a step against 8: 143.1 -> 130.8 us at 96 columns,
      * 126.4 -> 103.5 at 333, 131.3 -> 103.4 at 3001, 67.8 -> 66.8 at 8192
-     * (2^26 elements).  Welford and arg states keep 4 ("#pragma unroll
-     * (V > 1 ? 4 : 1)" made ptxas spill the element-wise Welford kernel
-     * of tests/codegen/kernel-reduce-middle.fuse).  A warp alone on its
+     * (2^26 elements).  Arg states keep 4 ("#pragma unroll (V > 1 ? 4 :
+     * 1)" made ptxas spill the element-wise Welford kernel of
+     * tests/codegen/kernel-reduce-middle.fuse); a var or std folds 8 rows
+     * at once instead (cols_fold_rows).  A warp alone on its
      * tile (WS 1) keeps half as many: with 8, ptxas spilled bf16 and
      * LayerNorm-backward column sums, with 4 an argmin. */
     /* With side reductions, U rows a step (side_group): 8, but 2 for a
@@ -583,7 +584,7 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "for (int j = 0; j < V; j++) {");
             emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
             emit_line(&c->w, "    if (active) {");
-            if (small || (reds[i]->op != OP_VAR && reds[i]->op != OP_STD)) {
+            if (small || !cu_red_is_welford(reds[i])) {
                 emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
                 emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
                 emit_line(&c->w, "            a%d[j] = R%d::comb(a%d[j], R%d::ldcg(part%d + ((I)o * nsplit + z) * nI + civ + j));",

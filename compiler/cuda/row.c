@@ -262,7 +262,7 @@ static char vec_fold(const KCtx *c, const IrNode *n, int sweep)
 {
     if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep)
         return 'l';
-    if (c->varvec && (n->op == OP_VAR || n->op == OP_STD))
+    if (c->varvec && cu_red_is_welford(n))
         return 'w';
     return 0;
 }
@@ -306,7 +306,7 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
     for (int i = 0; i < rc->nreds; i++)
         state += cu_red_state_bytes(rc->reds[i]);
     for (int i = 0; V >= 4 && state <= 48 && i < rc->nreds; i++)
-        if (rc->reds[i]->op == OP_VAR || rc->reds[i]->op == OP_STD) {
+        if (cu_red_is_welford(rc->reds[i])) {
             emit_line(&c->w, "%s w%d[V];", cu_ctype(cu_red_acc_dtype(rc->reds[i])), rc->reds[i]->id);
             c->varvec = 1;
         }

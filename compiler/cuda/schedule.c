@@ -1008,7 +1008,7 @@ int cu_cols_small_states(const IrNode *const *reds, int nreds)
 {
     for (int i = 0; i < nreds; i++)
         if (cu_red_state_bytes(reds[i]) > 8 || reds[i]->op == OP_ARGMAX || reds[i]->op == OP_ARGMIN ||
-            reds[i]->op == OP_VAR || reds[i]->op == OP_STD)
+            cu_red_is_welford(reds[i]))
             return 0;
     return 1;
 }
