@@ -723,7 +723,23 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 }
 
 /* The host helpers every module's stubs share: magic numbers, the row,
- * column and full-reduction grid rules and the macros a build may set. */
+ * column and full-reduction grid rules and the macros a build may set.
+ * The generated text states each rule; what chose it (H200):
+ * - fzk_row_grid: a bound of 256 blocks a multiprocessor is slower, at
+ *   262144 softmax rows of 1024 f32 each block takes 8 rows in turn and
+ *   the last ones run on alone (523.3 us against 507.8 without it); a
+ *   block a group for every length is slower for short rows (2^26
+ *   elements: 333 f32 157.6 -> 167.6 us, 64 bf16 91.0 -> 98.9); 12288
+ *   bytes a block whatever its size slows static rows of 1024 bf16 in
+ *   blocks of 32 (68.0 -> 69.6 us).
+ * - fzk_cols_nsplit: 96 columns in 64 blocks ran at 20% of copy, in 2048
+ *   at 43%, in 512 at 69% (the last block's combine of 2048 partials a
+ *   column cost more than the wider split won); [16384, 8192] took 137 us
+ *   split 64 ways (4096 blocks, 3.9 waves), 134 us 16 ways and 130 us 8
+ *   ways (512 blocks).
+ * - fzk_cols_ws: a sum over 9 rows of 3140081 f32 columns took 53 us
+ *   with a warp a tile against 239 with 8, over 16 rows of 4194304 80
+ *   against 102; over 33 rows or more 8 warps were 2-10% faster. */
 static void emit_launch_helpers(Buf *out, int any_mid)
 {
     buf_puts(out,
@@ -748,16 +764,11 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              " * turn until its threads have moved about FZK_ROW_THREAD_BYTES each,\n"
              " * so short rows share a block's start-up, but the grid keeps 32 blocks\n"
              " * a multiprocessor while there are groups for them (a full machine of\n"
-             " * blocks of 64 threads); past that it grows with the rows.  A bound of\n"
-             " * 256 blocks a multiprocessor is slower: at 262144 softmax rows of 1024\n"
-             " * f32 (H200) each block takes 8 rows in turn and the last ones run on\n"
-             " * alone (523.3 us against 507.8 without the bound).  A block a group\n"
-             " * for every length is slower for short rows (2^26 elements: 333 f32\n"
-             " * 157.6 -> 167.6 us, 64 bf16 91.0 -> 98.9), and 12288 bytes a block\n"
-             " * whatever its size slows static rows of 1024 bf16 in blocks of 32\n"
-             " * (68.0 -> 69.6 us).  FZK_ROW_GRID_MAX(sms) bounds the grid: 2^30 keeps\n"
-             " * gridDim.x in range; a build may define it smaller to have blocks\n"
-             " * loop over more rows, as tests do. */\n"
+             " * blocks of 64 threads); past that it grows with the rows, with no\n"
+             " * bound of blocks a multiprocessor, so no last blocks run on alone.\n"
+             " * FZK_ROW_GRID_MAX(sms) bounds the grid: 2^30 keeps gridDim.x in\n"
+             " * range; a build may define it smaller to have blocks loop over more\n"
+             " * rows, as tests do. */\n"
              "#ifndef FZK_ROW_THREAD_BYTES\n"
              "#define FZK_ROW_THREAD_BYTES 96\n"
              "#endif\n"
@@ -854,11 +865,8 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              " * one wave of about four blocks per multiprocessor, or for at most 256\n"
              " * outputs (two tiles) several waves; at most 64 splits, or for at most\n"
              " * 256 outputs up to 512 (2^18 partial states at most); and at least 64\n"
-             " * rows a split.  On the H200, 96 columns in 64 blocks ran at 20% of\n"
-             " * copy, in 2048 at 43%, in 512 at 69% (the last block's combine of\n"
-             " * 2048 partials a column cost more than the wider split won), and\n"
-             " * [16384, 8192] took 137 us split 64 ways (4096 blocks, 3.9 waves),\n"
-             " * 134 us 16 ways and 130 us 8 ways (512 blocks).  It grows with\n"
+             " * rows a split: a wider split costs the last block more partials to\n"
+             " * combine than it wins in parallel reads.  It grows with\n"
              " * sm_count and shrinks with tiles, so the scratch is sized with\n"
              " * FZK_MAX_SMS and the fewest tiles (the widest vector): it holds the\n"
              " * partials of any launch and nothing for a range one block reads. */\n"
@@ -889,10 +897,8 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              " * where 8 warps would get fewer than 4 of the R rows each and the\n"
              " * columns alone give each thread the GPU keeps resident (2048 a\n"
              " * multiprocessor) columns of its own, so that a thread reads all R\n"
-             " * rows and nothing combines through shared memory; else 8.  On the\n"
-             " * H200 a sum over 9 rows of 3140081 f32 columns took 53 us with a warp\n"
-             " * a tile against 239 with 8, over 16 rows of 4194304 80 against 102;\n"
-             " * over 33 rows or more 8 warps were 2-10% faster. */\n"
+             " * rows and nothing combines through shared memory; else 8, whose\n"
+             " * shared rows keep more loads in flight. */\n"
              "static FUSEC_MAYBE_UNUSED inline int fzk_cols_ws(int64_t nO, int64_t R, int64_t tiles, int64_t sm_count)\n"
              "{\n"
              "    return R < 32 && nO * tiles * 32 >= sm_count * 2048 ? 1 : 8;\n"
