@@ -285,6 +285,17 @@ static int write_results(const IrFunc *f, const Tensor *out, const char *dir)
     if (!tmp || !fin)
         fatal_oom();
     int ok = 1, made = 0;
+    /* a folder where a result goes would fail its rename after others
+     * are in place: refuse before writing any */
+    for (int i = 0; ok && i < f->nresults; i++) {
+        char p[PATH_MAX];
+        const char *name = f->results[i].name ? f->results[i].name : "result";
+        if (snprintf(p, sizeof p, "%s/%s.npy", dir, name) < (int)sizeof p && stat(p, &st) == 0 &&
+            S_ISDIR(st.st_mode)) {
+            diag_error(LOC_NONE, "cannot write '%s': it is a directory", p);
+            ok = 0;
+        }
+    }
     for (; ok && made < f->nresults; made++) {
         const char *name = f->results[made].name ? f->results[made].name : "result";
         if (snprintf(fin[made], PATH_MAX, "%s/%s.npy", dir, name) >= PATH_MAX ||
@@ -294,7 +305,7 @@ static int write_results(const IrFunc *f, const Tensor *out, const char *dir)
             break;
         }
         char err[512];
-        if (!npy_write(tmp[made], &out[made], err, sizeof err)) {
+        if (!npy_write_as(tmp[made], fin[made], &out[made], err, sizeof err)) {
             diag_error(LOC_NONE, "%s", err);
             ok = 0;
             break;

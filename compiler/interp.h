@@ -46,6 +46,8 @@ void tensor_fill_random(Tensor *t, uint64_t seed);
  * bits (want_dtype tells read how to interpret <u2). */
 int npy_read(const char *path, DType want_dtype, Tensor *out, char *err, size_t errlen);
 int npy_write(const char *path, const Tensor *t, char *err, size_t errlen); /* atomic */
+/* npy_write to path, its errors naming the file `shown` (a temporary's final name) */
+int npy_write_as(const char *path, const char *shown, const Tensor *t, char *err, size_t errlen);
 
 /* --emit=eval: the command-line face of the interpreter (eval.c).
  *   fusec --emit=eval --fn NAME [--input NAME=FILE.npy | --input NAME=NUMBER]...

@@ -10,7 +10,7 @@
  * an output whose content would not change is not rewritten (no-op rebuilds
  * stay no-ops).  Exit codes: 0 success, 1 errors in the input, 2 usage,
  * 70 internal error. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "emit.h"
 #include "frontend.h"
 #include "fusion.h"
@@ -68,6 +68,7 @@ typedef struct Output {
 } Output;
 
 static Output outputs[4];
+static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int noutputs;
 
 static Buf *new_output(const char *path)
@@ -95,20 +96,80 @@ static int same_content(const char *path, const Buf *b)
     return same && off == b->len;
 }
 
-/* Write every output: first all temporaries, then all renames. */
+/* Where an output goes.  A regular file (or a new one) is replaced by a
+ * rename, through any symlinks to it (the link stays a link).  Anything
+ * else that exists (a device such as /dev/null, a FIFO) is written in
+ * place: a rename would replace it with a regular file. */
+typedef struct Dest {
+    char path[PATH_MAX]; /* the file a rename replaces */
+    int in_place;        /* not a regular file: open and write */
+} Dest;
+
+static int resolve_dest(const char *path, Dest *d)
+{
+    struct stat st;
+    d->in_place = 0;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            diag_error(LOC_NONE, "cannot write '%s': it is a directory", path);
+            return 0;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            d->in_place = 1;
+            snprintf(d->path, sizeof d->path, "%s", path);
+            return 1;
+        }
+        if (realpath(path, d->path)) /* the file a symlink names */
+            return 1;
+    }
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        d->in_place = 1; /* a symlink to nothing yet: create its target */
+        snprintf(d->path, sizeof d->path, "%s", path);
+        return 1;
+    }
+    if (snprintf(d->path, sizeof d->path, "%s", path) >= (int)sizeof d->path) {
+        diag_error(LOC_NONE, "output path too long: %s", path);
+        return 0;
+    }
+    return 1;
+}
+
+static int write_all(int fd, const char *p, size_t left)
+{
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return 0;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    return 1;
+}
+
+/* Write every output: first all temporaries, then all renames and the
+ * writes in place.  Every destination is checked before the first is
+ * touched, so a failure leaves the old files as they were. */
 static int commit_outputs(void)
 {
+    static Dest dest[4];
     char tmp[4][PATH_MAX];
     int made[4] = {0};
     int ok = 1;
+    for (int i = 0; i < noutputs && ok; i++)
+        if (strcmp(outputs[i].path, "-") != 0)
+            ok = resolve_dest(outputs[i].path, &dest[i]);
     for (int i = 0; i < noutputs && ok; i++) {
         Output *o = &outputs[i];
         const char *data = o->text.data ? o->text.data : "";
-        if (strcmp(o->path, "-") == 0)
+        if (strcmp(o->path, "-") == 0 || dest[i].in_place)
             continue;
-        if (same_content(o->path, &o->text))
+        if (same_content(dest[i].path, &o->text))
             continue;
-        if (snprintf(tmp[i], PATH_MAX, "%s.tmpXXXXXX", o->path) >= PATH_MAX) {
+        if (snprintf(tmp[i], PATH_MAX, "%s.tmpXXXXXX", dest[i].path) >= PATH_MAX) {
             diag_error(LOC_NONE, "output path too long: %s", o->path);
             ok = 0;
             break;
@@ -121,19 +182,9 @@ static int commit_outputs(void)
         }
         made[i] = 1;
         fchmod(fd, 0644);
-        size_t left = o->text.len;
-        const char *p = data;
-        while (left > 0) {
-            ssize_t w = write(fd, p, left);
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                diag_error(LOC_NONE, "cannot write '%s': %s", o->path, strerror(errno));
-                ok = 0;
-                break;
-            }
-            p += w;
-            left -= (size_t)w;
+        if (!write_all(fd, data, o->text.len)) {
+            diag_error(LOC_NONE, "cannot write '%s': %s", o->path, strerror(errno));
+            ok = 0;
         }
         if (close(fd) != 0 && ok) {
             diag_error(LOC_NONE, "cannot write '%s': %s", o->path, strerror(errno));
@@ -143,24 +194,110 @@ static int commit_outputs(void)
     for (int i = 0; i < noutputs; i++) {
         if (!made[i])
             continue;
-        if (ok && rename(tmp[i], outputs[i].path) != 0) {
+        if (ok && rename(tmp[i], dest[i].path) != 0) {
             diag_error(LOC_NONE, "cannot write '%s': %s", outputs[i].path, strerror(errno));
             ok = 0;
         }
         if (!ok)
             unlink(tmp[i]);
     }
+    for (int i = 0; i < noutputs && ok; i++) {
+        if (strcmp(outputs[i].path, "-") == 0 || !dest[i].in_place)
+            continue;
+        int fd = open(dest[i].path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || !write_all(fd, outputs[i].text.data ? outputs[i].text.data : "",
+                                 outputs[i].text.len)) {
+            diag_error(LOC_NONE, "cannot write '%s': %s", outputs[i].path, strerror(errno));
+            ok = 0;
+        }
+        if (fd >= 0 && close(fd) != 0 && ok) {
+            diag_error(LOC_NONE, "cannot write '%s': %s", outputs[i].path, strerror(errno));
+            ok = 0;
+        }
+    }
     if (ok) {
         for (int i = 0; i < noutputs; i++)
             if (strcmp(outputs[i].path, "-") == 0)
                 fwrite(outputs[i].text.data ? outputs[i].text.data : "", 1, outputs[i].text.len,
                        stdout);
-        if (fflush(stdout) != 0) {
+        /* a large fwrite goes straight to the descriptor: its error is
+         * the stream's, not fflush's */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
             diag_error(LOC_NONE, "cannot write to standard output: %s", strerror(errno));
             ok = 0;
         }
     }
     return ok;
+}
+
+/* The regular file a path names, symlinks resolved, for a file that may
+ * not exist yet (its folder resolved); "" for a device, FIFO or the like,
+ * which several outputs may share. */
+static void file_identity(const char *path, char out[PATH_MAX])
+{
+    struct stat st;
+    out[0] = 0;
+    if (stat(path, &st) == 0) {
+        if (S_ISREG(st.st_mode) && !realpath(path, out))
+            snprintf(out, PATH_MAX, "%s", path);
+        return;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char rdir[PATH_MAX];
+    size_t nd = 0, nb = strlen(base);
+    const int found = realpath(dir, rdir) != NULL;
+    if (found)
+        nd = strcmp(rdir, "/") == 0 ? 0 : strlen(rdir);
+    if (found && nd + nb + 2 <= PATH_MAX) {
+        memcpy(out, rdir, nd);
+        out[nd] = '/';
+        memcpy(out + nd + 1, base, nb + 1);
+    } else {
+        snprintf(out, PATH_MAX, "%s", path);
+    }
+}
+
+/* Two outputs that are one file would leave only the last, and an output
+ * that is the input would replace the program: usage errors (exit 2),
+ * found before anything is written. */
+static void check_output_files(const Options *o)
+{
+    char in[PATH_MAX] = "", id[4][PATH_MAX];
+    if (strcmp(o->input, "-") != 0)
+        file_identity(o->input, in);
+    for (int i = 0; i < noutputs; i++) {
+        id[i][0] = 0;
+        if (strcmp(outputs[i].path, "-") == 0)
+            continue;
+        file_identity(outputs[i].path, id[i]);
+        if (!id[i][0])
+            continue;
+        const char *clash = NULL;
+        if (in[0] && strcmp(id[i], in) == 0)
+            clash = o->input;
+        for (int j = 0; j < i && !clash; j++)
+            if (strcmp(id[i], id[j]) == 0)
+                clash = outputs[j].path;
+        if (!clash)
+            continue;
+        diag_flush();
+        if (clash == o->input)
+            usage_error("output '%s' is the input file '%s': give another -o%s", outputs[i].path,
+                        o->input, o->mf ? " or -MF" : "");
+        if (strcmp(clash, outputs[i].path) == 0)
+            usage_error("two outputs would both be written to '%s': give -o and -MF paths of "
+                        "their own (the header goes beside -o FILE as FILE with .h)", clash);
+        usage_error("two outputs would both be written to one file ('%s' and '%s'): give -o "
+                    "and -MF paths of their own", clash, outputs[i].path);
+    }
 }
 
 /* Capture what a FILE* printer writes into a Buf. */
@@ -235,7 +372,6 @@ static void usage(FILE *out)
         out);
 }
 
-static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set before any other option is read (prescan_diagnostics_format), so that
  * every usage error comes as JSON under --diagnostics-format=json. */
 static int json_usage;
@@ -472,6 +608,9 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
     if (o->deps_only && o->md)
         usage_error("%s", "-M prints the dependencies instead of translating; -MD writes them "
                           "beside the translation: give one of them");
+    /* -MD puts the depfile beside the output: standard output has no beside */
+    if (o->md && !o->mf && o->emit != EMIT_DEFAULT && (!o->output || strcmp(o->output, "-") == 0))
+        usage_error("%s", "-MD needs -o FILE or -MF FILE when writing to standard output");
     /* The source includes its header by name, so a source on standard output
      * would include a header that nobody writes. */
     if (!o->deps_only && o->emit == EMIT_DEFAULT &&
@@ -541,7 +680,8 @@ static void write_depfile(Arena *a, const Options *o, const IrModule *m, const c
     Buf *b = new_output(path);
     dep_escape(b, target);
     buf_puts(b, ":");
-    for (int i = 0; i < m->ndeps; i++) {
+    /* a program read from standard input is no file make could check */
+    for (int i = strcmp(o->input, "-") == 0 ? 1 : 0; i < m->ndeps; i++) {
         buf_puts(b, " \\\n  ");
         dep_escape(b, m->deps[i]);
     }
@@ -685,6 +825,7 @@ int main(int argc, char **argv)
     diag_set_max_errors(50);
 
     int rc = run(&arena, &o);
+    check_output_files(&o);
     if (rc == EXIT_OK && diag_error_count() == 0 && !commit_outputs())
         rc = EXIT_ERROR;
     if (rc == EXIT_OK && diag_error_count())

@@ -421,7 +421,7 @@ done:
 
 /* Version 1.0, the header exactly as NumPy writes it (so files diff clean
  * against np.save output); 2.0 only if the padded header outgrew 2 bytes. */
-int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
+int npy_write_as(const char *path, const char *shown, const Tensor *t, char *err, size_t errlen)
 {
     Buf h = {0};
     buf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_descr(t->dtype));
@@ -442,12 +442,12 @@ int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp) {
         buf_free(&h);
-        return NPY_ERR("path too long: '%s'", path);
+        return NPY_ERR("path too long: '%s'", shown);
     }
     int fd = mkstemp(tmp);
     if (fd < 0) {
         buf_free(&h);
-        return NPY_ERR("cannot write '%s': %s", path, strerror(errno));
+        return NPY_ERR("cannot write '%s': %s", shown, strerror(errno));
     }
     fchmod(fd, 0644);
     FILE *f = fdopen(fd, "wb");
@@ -455,7 +455,7 @@ int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
         close(fd);
         unlink(tmp);
         buf_free(&h);
-        return NPY_ERR("cannot write '%s': %s", path, strerror(errno));
+        return NPY_ERR("cannot write '%s': %s", shown, strerror(errno));
     }
     unsigned char p[12];
     memcpy(p, npy_magic, 6);
@@ -489,7 +489,12 @@ int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
     }
     if (!ok) {
         unlink(tmp);
-        return NPY_ERR("cannot write '%s': %s", path, strerror(eno));
+        return NPY_ERR("cannot write '%s': %s", shown, strerror(eno));
     }
     return 1;
+}
+
+int npy_write(const char *path, const Tensor *t, char *err, size_t errlen)
+{
+    return npy_write_as(path, path, t, err, errlen);
 }
