@@ -63,6 +63,9 @@ typedef struct Group {
 typedef struct Ctx {
     Arena *a;
     IrFunc *f;
+    /* nnodes bytes each, reused by every merge tried: the levels it may
+     * have to restore, and retag_rows' marks */
+    uint8_t *scratch_lvl, *scratch_desc;
     const FusionOptions *opt;
     int no_fusion;
     Group **g;
@@ -407,8 +410,14 @@ static void group_to_kernel(Ctx *c, const Group *g, Kernel *k)
 
 static int group_estimate(Ctx *c, const Group *g)
 {
+    /* the kernel is thrown away: its arrays go to an arena of their own,
+     * or every merge tried would keep a few arrays of nnodes */
+    Arena tmp = {0}, *keep = c->a;
+    c->a = &tmp;
     Kernel k;
     group_to_kernel(c, g, &k);
+    c->a = keep;
+    arena_free_all(&tmp);
     return k.est_registers;
 }
 
@@ -426,6 +435,27 @@ static int fit_estimate(Ctx *c, Group *g)
         g->off_chip = 0;
     }
     return est;
+}
+
+/* Why g is past one of a kernel's bounds (FUSE_KERNEL_MAX_*), or NULL. */
+static const char *size_refusal(Ctx *c, const Group *g)
+{
+    int nv = 0, nr = 0;
+    for (int i = 0; i < c->f->nnodes; i++)
+        if (g->lvl[i] && c->f->nodes[i]->op != OP_CONST) {
+            nv++;
+            nr += is_reduce(c->f->nodes[i]);
+        }
+    if (nr > FUSE_KERNEL_MAX_REDUCTIONS)
+        return arena_printf(c->a, "the kernel would hold %d reductions; one kernel holds at most %d",
+                            nr, FUSE_KERNEL_MAX_REDUCTIONS);
+    if (g->nwr > FUSE_KERNEL_MAX_OUTPUTS)
+        return arena_printf(c->a, "the kernel would write %d outputs; one kernel writes at most %d",
+                            g->nwr, FUSE_KERNEL_MAX_OUTPUTS);
+    if (nv > FUSE_KERNEL_MAX_VALUES)
+        return arena_printf(c->a, "the kernel would compute %d values; one kernel computes at most %d",
+                            nv, FUSE_KERNEL_MAX_VALUES);
+    return NULL;
 }
 
 /* ---- joining a node to a consumer's group ----------------------------------- */
@@ -490,7 +520,8 @@ static int is_reduced_shape(const Group *g, const IrNode *v)
  * say) are per-row values now, not per-element ones. */
 static void retag_rows(Ctx *c, Group *g, const IrNode *r)
 {
-    uint8_t *desc = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    uint8_t *desc = c->scratch_desc;
+    memset(desc, 0, (size_t)c->f->nnodes);
     desc[r->id] = 1;
     for (int i = r->id + 1; i < c->f->nnodes; i++) {
         IrNode *u = c->f->nodes[i];
@@ -517,7 +548,7 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
         return 1;
     }
     Group save = *g;
-    uint8_t *savelvl = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    uint8_t *savelvl = c->scratch_lvl;
     memcpy(savelvl, g->lvl, (size_t)c->f->nnodes);
 
     if (!is_reduce(n)) {
@@ -581,14 +612,18 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                 retag_rows(c, g, n);
         }
     }
-    int est = fit_estimate(c, g);
-    if (est > c->opt->max_registers) {
+    const char *big = size_refusal(c, g);
+    int est = big ? 0 : fit_estimate(c, g);
+    if (big || est > c->opt->max_registers) {
         memcpy(g->lvl, savelvl, (size_t)c->f->nnodes);
         uint8_t *keep = g->lvl;
         *g = save;
         g->lvl = keep;
-        reject(c, n, user, "registers",
-               arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
+        if (big)
+            reject(c, n, user, "size", big);
+        else
+            reject(c, n, user, "registers",
+                   arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
         return 0;
     }
     return 1;
@@ -977,7 +1012,7 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
     if (!side && !sideways_ok(a, b))
         return 0;
     Group save = *a;
-    uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+    uint8_t *lv = c->scratch_lvl;
     memcpy(lv, a->lvl, (size_t)c->f->nnodes);
     if (b->kind == KK_ROW || (a->kind == KK_LOOP && b->kind == KK_REDUCE)) {
         a->kind = b->kind;
@@ -989,17 +1024,19 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
         a->lvl[n] |= b->lvl[n];
     for (int w = 0; w < b->nwr; w++)
         group_write(c, a, b->wr[w].node, b->wr[w].result);
-    int est = fit_estimate(c, a);
-    if (est > c->opt->max_registers) {
+    const char *big = size_refusal(c, a);
+    int est = big ? 0 : fit_estimate(c, a);
+    if (big || est > c->opt->max_registers) {
         uint8_t *keep = a->lvl;
         memcpy(keep, lv, (size_t)c->f->nnodes);
         *a = save;
         a->lvl = keep;
         IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
         if (pa && pb && pa != pb)
-            reject(c, pb, pa, "registers",
-                   arena_printf(c->a, "register estimate %d > budget %d", est,
-                                c->opt->max_registers));
+            reject(c, pb, pa, big ? "size" : "registers",
+                   big ? big
+                       : arena_printf(c->a, "register estimate %d > budget %d", est,
+                                      c->opt->max_registers));
         return 0;
     }
     b->dead = 1;
@@ -1095,7 +1132,7 @@ static void merge_down(Ctx *c)
                     between = x != i && x != j && !c->g[x]->dead && dep[j * ng + x] && dep[x * ng + i];
                 if (between)
                     continue;
-                uint8_t *lv = ARENA_ARRAY(c->a, uint8_t, c->f->nnodes);
+                uint8_t *lv = c->scratch_lvl;
                 memcpy(lv, b->lvl, (size_t)c->f->nnodes);
                 int nwr = b->nwr;
                 for (int n = 0; n < c->f->nnodes; n++)
@@ -1104,7 +1141,7 @@ static void merge_down(Ctx *c)
                 for (int w = 0; w < a->nwr; w++)
                     group_write(c, b, a->wr[w].node, a->wr[w].result);
                 int off = b->off_chip;
-                if (fit_estimate(c, b) > c->opt->max_registers) {
+                if (size_refusal(c, b) || fit_estimate(c, b) > c->opt->max_registers) {
                     memcpy(b->lvl, lv, (size_t)c->f->nnodes);
                     b->nwr = nwr;
                     b->off_chip = off;
@@ -1275,6 +1312,8 @@ static Plan *build(Arena *a, IrFunc *f, const FusionOptions *opt, int no_fusion,
     c.opt = opt;
     c.no_fusion = no_fusion;
     ir_count_uses(f);
+    c.scratch_lvl = ARENA_ARRAY(a, uint8_t, f->nnodes ? f->nnodes : 1);
+    c.scratch_desc = ARENA_ARRAY(a, uint8_t, f->nnodes ? f->nnodes : 1);
     c.users = ARENA_ARRAY(a, IrNode **, f->nnodes ? f->nnodes : 1);
     c.nusers = ARENA_ARRAY(a, int, f->nnodes ? f->nnodes : 1);
     int *capu = ARENA_ARRAY(a, int, f->nnodes ? f->nnodes : 1);

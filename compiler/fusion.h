@@ -123,6 +123,13 @@ typedef struct Kernel {
 } Kernel;
 
 enum { FL_ELEM = 1, FL_RED = 2 };
+/* The most one kernel holds, beside the register budget: reductions and
+ * outputs (the code generator keeps them in fixed tables) and values
+ * (its code, and the recursion that writes it, stay bounded).  A merge
+ * past one is refused with reason "size". */
+#define FUSE_KERNEL_MAX_REDUCTIONS 64
+#define FUSE_KERNEL_MAX_OUTPUTS 64
+#define FUSE_KERNEL_MAX_VALUES 1024
 /* Longest static row kept on chip by a row kernel (elements). */
 #define FUSE_ROW_ONCHIP_MAX 16384
 /* Longest row any on-chip variant picked at launch holds (elements): past

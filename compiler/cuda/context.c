@@ -267,10 +267,67 @@ int cu_map_has_red(const KCtx *c, const IrNode *n, const int8_t *map)
     return 0;
 }
 
+/* A set of (node, map) pairs: the walks over a kernel's values visit each
+ * pair once.  A value that several others use (x and mean(x) in
+ * x - mean(x), or x * x) would otherwise be walked once a path, and the
+ * paths double with each level of such a chain. */
+void cu_pairs_init(NodeMapSet *s, const IrFunc *f)
+{
+    memset(s, 0, sizeof *s);
+    s->head = malloc(((size_t)f->nnodes + 1) * sizeof *s->head);
+    if (!s->head)
+        fatal_oom();
+    for (int i = 0; i <= f->nnodes; i++)
+        s->head[i] = -1;
+}
+
+/* Add (n, map) with the value val; 0 when (n, map) was there (*val gets
+ * its value, if val is given). */
+int cu_pairs_add(NodeMapSet *s, const IrNode *n, const int8_t *map, int *val)
+{
+    for (int i = s->head[n->id]; i >= 0; i = s->e[i].next)
+        if (cu_map_eq(n, s->e[i].map, map)) {
+            if (val)
+                *val = s->e[i].val;
+            return 0;
+        }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->e = realloc(s->e, (size_t)s->cap * sizeof *s->e);
+        if (!s->e)
+            fatal_oom();
+    }
+    memcpy(s->e[s->n].map, map, IR_MAX_RANK);
+    s->e[s->n].val = val ? *val : 0;
+    s->e[s->n].next = s->head[n->id];
+    s->head[n->id] = s->n++;
+    return 1;
+}
+
+/* Set the value of (n, map), which is in the set. */
+void cu_pairs_set(NodeMapSet *s, const IrNode *n, const int8_t *map, int val)
+{
+    for (int i = s->head[n->id]; i >= 0; i = s->e[i].next)
+        if (cu_map_eq(n, s->e[i].map, map)) {
+            s->e[i].val = val;
+            return;
+        }
+    ICE("no such (node, map) pair");
+}
+
+void cu_pairs_free(NodeMapSet *s)
+{
+    free(s->head);
+    free(s->e);
+    memset(s, 0, sizeof *s);
+}
+
 /* Collect the input accesses reachable from (n, map). */
-static void collect(KCtx *c, const IrNode *n, const int8_t *map)
+static void collect(KCtx *c, NodeMapSet *w, const IrNode *n, const int8_t *map)
 {
     if (n->op == OP_CONST || cu_is_scalar_param(c, n))
+        return;
+    if (!cu_pairs_add(w, n, map, NULL))
         return;
     if (c->role[n->id] == 'i') {
         for (int a = 0; a < c->nacc; a++)
@@ -291,7 +348,7 @@ static void collect(KCtx *c, const IrNode *n, const int8_t *map)
             cu_space_map(c, n->in[k].node, um);
         else
             cu_operand_map(n, k, map, um);
-        collect(c, n->in[k].node, um);
+        collect(c, w, n->in[k].node, um);
     }
 }
 
@@ -504,7 +561,8 @@ void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
     c->from_bf16 = calloc((size_t)f->nnodes + 1, 1);
     c->sidev = calloc((size_t)f->nnodes + 1, 1);
     c->inbuf = malloc(sizeof(int) * ((size_t)f->nnodes + 1));
-    if (!c->role || !c->from_bf16 || !c->inbuf || !c->sidev)
+    c->redlvl = calloc((size_t)f->nnodes + 1, sizeof(int));
+    if (!c->role || !c->from_bf16 || !c->inbuf || !c->sidev || !c->redlvl)
         fatal_oom();
     for (int i = 0; i < f->nnodes; i++) {
         const IrNode *n = f->nodes[i];
@@ -545,22 +603,36 @@ void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k)
             side = c->sidev[v->in[j].node->id] && c->role[v->in[j].node->id] == 'v';
         c->sidev[v->id] = (unsigned char)side;
     }
+    /* reduction levels, in the same order: operands first */
+    for (int i = 0; i < k->nvalues; i++) {
+        const IrNode *v = k->values[i];
+        if (c->role[v->id] != 'v')
+            continue;
+        int l = 0;
+        for (int j = 0; j < v->nin; j++)
+            if (c->redlvl[v->in[j].node->id] > l)
+                l = c->redlvl[v->in[j].node->id];
+        c->redlvl[v->id] = op_info[v->op].cls == OPC_REDUCE ? l + 1 : l;
+    }
     c->R = k->space.rank;
     c->red = k->kind == KK_LOOP ? 0 : k->reduce_axes;
     /* accesses: from every output and every reduction's operand */
+    NodeMapSet w;
+    cu_pairs_init(&w, f);
     for (int i = 0; i < k->noutputs; i++) {
         int8_t m[IR_MAX_RANK];
         cu_out_map(c, k->outputs[i], m);
-        collect(c, k->outputs[i], m);
+        collect(c, &w, k->outputs[i], m);
     }
     for (int i = 0; i < k->nvalues; i++) {
         const IrNode *v = k->values[i];
         if (op_info[v->op].cls == OPC_REDUCE) {
             int8_t m[IR_MAX_RANK];
             cu_space_map(c, v->in[0].node, m);
-            collect(c, v->in[0].node, m);
+            collect(c, &w, v->in[0].node, m);
         }
     }
+    cu_pairs_free(&w);
     make_groups(c);
 }
 
@@ -571,6 +643,7 @@ void cu_kctx_free(KCtx *c)
     free(c->from_bf16);
     free(c->sidev);
     free(c->inbuf);
+    free(c->redlvl);
 }
 
 /* A context for writing one text of the kernel of L into out: the

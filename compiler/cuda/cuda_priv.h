@@ -92,6 +92,10 @@ typedef struct KCtx {
      * values computed from them (cu_is_side) */
     unsigned char *sidev;
     int *inbuf;        /* bufs index of an input node, -1 */
+    /* by node id: 1 + the deepest in-kernel reduction a value's own
+     * reduction (or, for an elementwise value, the deepest it reads)
+     * depends on; 0 for what the kernel does not compute (cu_red_level) */
+    int *redlvl;
     /* the space */
     int R;
     unsigned red;      /* reduce mask over space dims */
@@ -302,6 +306,20 @@ void cu_out_map(const KCtx *c, const IrNode *n, int8_t *map);
 int cu_value_index(const KCtx *c, const IrNode *n);
 int cu_is_scalar_param(const KCtx *c, const IrNode *n);
 int cu_map_eq(const IrNode *n, const int8_t *a, const int8_t *b);
+/* a set of (node, map) pairs with an int each, for walks that visit a
+ * shared value once (context.c) */
+typedef struct NodeMapSet {
+    int *head; /* per node id: its first entry, -1 none */
+    struct NodeMapEntry {
+        int8_t map[IR_MAX_RANK];
+        int val, next;
+    } *e;
+    int n, cap;
+} NodeMapSet;
+void cu_pairs_init(NodeMapSet *s, const IrFunc *f);
+int cu_pairs_add(NodeMapSet *s, const IrNode *n, const int8_t *map, int *val);
+void cu_pairs_set(NodeMapSet *s, const IrNode *n, const int8_t *map, int val);
+void cu_pairs_free(NodeMapSet *s);
 int cu_map_has_red(const KCtx *c, const IrNode *n, const int8_t *map);
 int cu_acc_full(const KCtx *c, const Access *a);
 int cu_acc_cached(const KCtx *c, const Access *a);

@@ -479,20 +479,14 @@ void cu_red_elem(const IrNode *n, const char *v, Buf *b)
         buf_printf(b, "(%s)(%s)", cu_ctype(cu_red_acc_dtype(n)), v);
 }
 
-/* reduction level: 1 + the deepest reduction it depends on (in kernel) */
+/* reduction level: 1 + the deepest reduction it depends on (in kernel);
+ * with top, a reduction's own level less one (what its operand needs) */
 int cu_red_level(KCtx *c, const IrNode *n, int top)
 {
     if (c->role[n->id] != 'v')
         return 0;
-    int l = 0;
-    for (int k = 0; k < n->nin; k++) {
-        int x = cu_red_level(c, n->in[k].node, 0);
-        if (x > l)
-            l = x;
-    }
-    if (op_info[n->op].cls == OPC_REDUCE && !top)
-        return l + 1;
-    return l;
+    const int l = c->redlvl[n->id];
+    return top && op_info[n->op].cls == OPC_REDUCE ? l - 1 : l;
 }
 
 int cu_depends_on_red(KCtx *c, const IrNode *n)
@@ -523,7 +517,7 @@ int cu_out_row_pass(KCtx *c, int i, int rounds)
 
 /* Emit, at the current (row) scope, every sub-value of (n, map) that does
  * not vary along the reduced dims, so element loops only read it. */
-void cu_hoist(KCtx *c, const IrNode *n, const int8_t *map)
+static void hoist_walk(KCtx *c, NodeMapSet *seen, const IrNode *n, const int8_t *map)
 {
     if (n->op == OP_CONST || cu_is_scalar_param(c, n))
         return;
@@ -533,13 +527,21 @@ void cu_hoist(KCtx *c, const IrNode *n, const int8_t *map)
         cu_emit_value(c, n, map);
         return;
     }
-    if (c->role[n->id] != 'v')
+    if (c->role[n->id] != 'v' || !cu_pairs_add(seen, n, map, NULL))
         return;
     for (int k = 0; k < n->nin; k++) {
         int8_t um[IR_MAX_RANK];
         cu_operand_map(n, k, map, um);
-        cu_hoist(c, n->in[k].node, um);
+        hoist_walk(c, seen, n->in[k].node, um);
     }
+}
+
+void cu_hoist(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    NodeMapSet seen;
+    cu_pairs_init(&seen, c->f);
+    hoist_walk(c, &seen, n, map);
+    cu_pairs_free(&seen);
 }
 
 /* map of output i */
@@ -549,21 +551,34 @@ void cu_out_map_of(KCtx *c, int i, int8_t *m) { cu_out_map(c, c->k->outputs[i], 
  * element through no reduction of this kernel?  Shapes alone cannot say:
  * with a reduced dim of static size 1 (`max(x, axis=0, keepdims=true)` of
  * x: f32[1]) a per-row value and an element value have the same shape. */
-static int varies_in_red(KCtx *c, const IrNode *n, const int8_t *map, int depth)
+static int varies_walk(KCtx *c, NodeMapSet *seen, const IrNode *n, const int8_t *map)
 {
     if (n->op == OP_CONST || cu_is_scalar_param(c, n))
         return 0;
     if (c->role[n->id] == 'v' && op_info[n->op].cls == OPC_REDUCE)
         return 0;
-    if (c->role[n->id] != 'v' || depth > 64)
+    if (c->role[n->id] != 'v')
         return cu_map_has_red(c, n, map);
-    for (int k = 0; k < n->nin; k++) {
+    int known = 0;
+    if (!cu_pairs_add(seen, n, map, &known))
+        return known; /* walked: its answer */
+    int v = 0;
+    for (int k = 0; k < n->nin && !v; k++) {
         int8_t um[IR_MAX_RANK];
         cu_operand_map(n, k, map, um);
-        if (varies_in_red(c, n->in[k].node, um, depth + 1))
-            return 1;
+        v = varies_walk(c, seen, n->in[k].node, um);
     }
-    return 0;
+    cu_pairs_set(seen, n, map, v);
+    return v;
+}
+
+static int varies_in_red(KCtx *c, const IrNode *n, const int8_t *map)
+{
+    NodeMapSet seen;
+    cu_pairs_init(&seen, c->f);
+    const int v = varies_walk(c, &seen, n, map);
+    cu_pairs_free(&seen);
+    return v;
 }
 
 /* Is output i written per element (it varies along the reduced dims)? */
@@ -573,7 +588,7 @@ int cu_out_is_elem(KCtx *c, int i)
         return 0; /* per row */
     int8_t m[IR_MAX_RANK];
     cu_out_map_of(c, i, m);
-    return cu_map_has_red(c, c->k->outputs[i], m) && varies_in_red(c, c->k->outputs[i], m, 0);
+    return cu_map_has_red(c, c->k->outputs[i], m) && varies_in_red(c, c->k->outputs[i], m);
 }
 
 /* ------------------------------------------------------------------ */

@@ -693,13 +693,17 @@ struct Entry {
     int cl;               /* __cluster_dims__ width, 0 if none */
     int max_dynamic;      /* cudaFuncSetAttribute's MaxDynamicSharedMemorySize, 0 if unset */
 };
-static Entry registry[512];
+enum { FZ_EMU_MAX_KERNELS = 8192 };
+static Entry registry[FZ_EMU_MAX_KERNELS];
 static int nregistry;
 struct Reg {
     Reg(const void *fn, const char *name, Launcher l, unsigned max_threads, int cl)
     {
-        if (nregistry < 512)
-            registry[nregistry++] = Entry{fn, name, l, max_threads, cl, 0};
+        if (nregistry == FZ_EMU_MAX_KERNELS) { /* a module past it would fail its launches */
+            fprintf(stderr, "fz_emu: more than %d kernels in one module\n", (int)FZ_EMU_MAX_KERNELS);
+            abort();
+        }
+        registry[nregistry++] = Entry{fn, name, l, max_threads, cl, 0};
     }
 };
 
