@@ -1844,6 +1844,34 @@ static void apply_attrs(AstFn *fn, IrFunc *f)
 /* One entry point: params become OP_PARAM nodes in order (symbols are
  * interned as they first appear), then the body is walked, then the
  * results are recorded and the function optimised.  NULL on errors. */
+/* A tensor whose static dims hold more bytes than an int64 counts cannot
+ * be addressed by the generated code (offsets and sizes are int64): an
+ * error at the first such param or value of the fn.  Symbolic dims are
+ * checked when the fn is called. */
+static void check_sizes(IrFunc *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        const IrNode *n = f->nodes[i];
+        int64_t bytes = dtype_size(n->dtype);
+        int over = 0;
+        for (int d = 0; d < n->shape.rank && !over; d++)
+            if (n->shape.dims[d].size > 0)
+                over = __builtin_mul_overflow(bytes, n->shape.dims[d].size, &bytes);
+        if (!over)
+            continue;
+        Buf ty = {0};
+        ir_type_str(f, n->dtype, &n->shape, &ty);
+        if (n->op == OP_PARAM)
+            diag_error(n->loc, "param '%s' (%s) would take more than 2^63 bytes", n->name, ty.data);
+        else
+            diag_error(n->loc, "this value (%s) would take more than 2^63 bytes", ty.data);
+        diag_note(LOC_NONE, "the generated code addresses tensors with int64 offsets; make the "
+                            "dims (or the -D sizes) smaller");
+        buf_free(&ty);
+        return;
+    }
+}
+
 static IrFunc *build_entry(Sema *S, FnInfo *fi)
 {
     AstFn *fn = fi->fn;
@@ -1908,6 +1936,9 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
         if (!ir->node) /* a callee failed earlier and was reported then */
             return NULL;
     }
+    check_sizes(f);
+    if (diag_error_count() != before)
+        return NULL;
     ir_optimize(f);
     return f;
 }
