@@ -81,6 +81,8 @@ static int parse_number(const char *s, double *out)
     double v = strtod(s, &end);
     if (*end || end == s)
         return 0;
+    if (errno == ERANGE && isinf(v))
+        return 0; /* past the largest double: write inf to mean it */
     *out = v;
     return 1;
 }
@@ -119,13 +121,18 @@ static int make_inputs(const IrFunc *f, const EvalArgs *args, Tensor *in)
         }
         given[pi] = 1;
         double num;
+        errno = 0;
         int is_num = parse_number(e->value, &num);
+        const int too_large = !is_num && errno == ERANGE;
         Buf ty = {0};
         param_type(f, p, &ty);
         if (!p->is_tensor) {
             if (!is_num) {
                 diag_error(LOC_NONE, "--input %s=%s: param '%s' is a scalar (%s); give a number", e->name,
                            e->value, p->name, ty.data);
+                if (too_large)
+                    diag_note(LOC_NONE, "%s is past the largest double; write inf for infinity",
+                              e->value);
                 ok = 0;
             } else if (!tensor_alloc(&in[pi], p->dtype, 0, NULL)) {
                 fatal_oom();

@@ -376,6 +376,16 @@ static void usage(FILE *out)
  * every usage error comes as JSON under --diagnostics-format=json. */
 static int json_usage;
 
+/* Exit after --help or --version: 0, or 1 when standard output failed. */
+static _Noreturn void exit_after_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fusec: error: cannot write to standard output: %s\n", strerror(errno));
+        exit(EXIT_ERROR);
+    }
+    exit(EXIT_OK);
+}
+
 static _Noreturn void usage_error(const char *fmt, ...)
 {
     char msg[1024];
@@ -468,10 +478,10 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
-            exit(EXIT_OK);
+            exit_after_stdout();
         } else if (strcmp(arg, "--version") == 0) {
             printf("fusec %s\n", FUSEC_VERSION);
-            exit(EXIT_OK);
+            exit_after_stdout();
         } else if (strcmp(arg, "-MD") == 0) {
             o->md = 1;
         } else if (strcmp(arg, "-MP") == 0) {
@@ -596,8 +606,8 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
     }
     if (!o->input)
         usage_error("%s", "no input file (use - for standard input)");
-    if (o->emit != EMIT_EVAL && (o->eval.ninputs || o->eval.output_dir || o->seed_given))
-        usage_error("%s", "--input, --seed and --output-dir go with --emit=eval");
+    if (o->emit != EMIT_EVAL && (o->eval.ninputs || o->eval.output_dir || o->seed_given || o->eval.fn))
+        usage_error("%s", "--fn, --input, --seed and --output-dir go with --emit=eval");
     if (o->emit == EMIT_CU && o->target == TARGET_NVRTC)
         usage_error("%s", "--emit=cu is the cuda target's source; use --emit=c with --target=nvrtc");
     if (o->emit == EMIT_C && o->target == TARGET_CUDA)
@@ -676,9 +686,11 @@ static void dep_escape(Buf *b, const char *s)
 static void write_depfile(Arena *a, const Options *o, const IrModule *m, const char *main_out)
 {
     const char *path = o->mf ? o->mf : o->deps_only ? "-" : with_ext(a, main_out, ".d");
-    const char *target = o->mt ? o->mt : main_out;
     Buf *b = new_output(path);
-    dep_escape(b, target);
+    if (o->mt)
+        buf_puts(b, o->mt); /* as given, as gcc's -MT (quoting is the user's) */
+    else
+        dep_escape(b, main_out);
     buf_puts(b, ":");
     /* a program read from standard input is no file make could check */
     for (int i = strcmp(o->input, "-") == 0 ? 1 : 0; i < m->ndeps; i++) {
