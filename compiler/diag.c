@@ -116,7 +116,20 @@ Loc loc_span(Loc a, Loc b)
     return r;
 }
 
-void diag_set_format(DiagFormat f) { format = f; }
+/* An internal error in JSON mode: one more error, with the request for
+ * a report as its note, and the array closed. */
+static void json_internal_error(const char *what)
+{
+    diag_error(LOC_NONE, "%s", what);
+    diag_note(LOC_NONE, "this is a bug in fusec; please report it with the input file");
+    diag_flush();
+}
+
+void diag_set_format(DiagFormat f)
+{
+    format = f;
+    fusec_internal_error_report = f == DIAG_JSON ? json_internal_error : NULL;
+}
 void diag_set_color(int on) { color = on; }
 void diag_set_max_errors(int n) { max_errors = n; }
 void diag_set_quiet(int on) { quiet = on; }

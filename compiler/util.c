@@ -5,8 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+void (*fusec_internal_error_report)(const char *what);
+
 _Noreturn void fusec_internal_error(const char *file, int line, const char *msg)
 {
+    if (fusec_internal_error_report) {
+        char what[512];
+        snprintf(what, sizeof what, "internal compiler error: %s (%s:%d)", msg, file, line);
+        void (*report)(const char *) = fusec_internal_error_report;
+        fusec_internal_error_report = NULL; /* an error inside the report ends in text */
+        report(what);
+        exit(EXIT_INTERNAL);
+    }
     fprintf(stderr,
             "fusec: internal compiler error: %s (%s:%d)\n"
             "note: this is a bug in fusec; please report it with the input file\n",

@@ -8,6 +8,9 @@
 #define unreachable() fusec_internal_error(__FILE__, __LINE__, "unreachable")
 #define ICE(msg) fusec_internal_error(__FILE__, __LINE__, (msg))
 _Noreturn void fusec_internal_error(const char *file, int line, const char *msg);
+/* Where an internal error is reported instead of plain standard error
+ * (the JSON diagnostics set it), before the exit; NULL: plain text. */
+extern void (*fusec_internal_error_report)(const char *what);
 _Noreturn void fatal_oom(void);
 
 /* Growable byte buffer (malloc-owned; used for generated text). */
