@@ -21,6 +21,7 @@ typedef struct SrcFile {
     size_t len;
     uint32_t *lines; /* byte offset of each line start, built on first use */
     int nlines;
+    Loc from; /* the import that read it; file -1 for the main file */
 } SrcFile;
 
 static SrcFile *files;
@@ -43,9 +44,16 @@ int diag_add_file(const char *path, const char *text, size_t len)
         if (!files)
             fatal_oom();
     }
-    files[nfiles] = (SrcFile){path, text, len, NULL, 0};
+    files[nfiles] = (SrcFile){path, text, len, NULL, 0, LOC_NONE};
     return nfiles++;
 }
+
+void diag_set_import_site(int file, Loc from)
+{
+    if (file >= 0 && file < nfiles)
+        files[file].from = from;
+}
+
 
 const char *diag_file_path(int file)
 {
@@ -211,6 +219,32 @@ static void close_json_item(void)
         buf_puts(&json, "]}");
 }
 
+/* Where a diagnostic's file was imported from, back to the main file
+ * (nearest first, at most 64): in text before the diagnostic, as a C
+ * compiler says "In file included from"; in JSON as its first notes. */
+static void import_chain(Loc loc)
+{
+    int f = loc.file;
+    for (int depth = 0; f >= 0 && f < nfiles && files[f].from.file >= 0 && depth < 64; depth++) {
+        const Loc at = files[f].from;
+        int l, c;
+        diag_line_col(at.file, at.begin, &l, &c);
+        if (format == DIAG_JSON) {
+            buf_puts(&json, json_notes++ ? ",{" : "{");
+            json_loc(at);
+            buf_puts(&json, ",\"message\":");
+            buf_put_json_string(&json, "imported from here");
+            buf_putc(&json, '}');
+        } else {
+            fprintf(stderr, "%s %s:%d:%d", depth ? ",\n                     from" : "In a file imported from",
+                    files[at.file].path, l, c);
+        }
+        f = at.file;
+    }
+    if (format != DIAG_JSON && f != loc.file)
+        fputs(":\n", stderr);
+}
+
 /* suffix follows the message: " [-Werror]" for a warning made an error. */
 static void emit(const char *sev, const char *sevcol, Loc loc, const char *suffix,
                  const char *fmt, va_list ap)
@@ -231,8 +265,10 @@ static void emit(const char *sev, const char *sevcol, Loc loc, const char *suffi
         buf_puts(&json, ",\"message\":");
         buf_put_json_string(&json, msg);
         buf_puts(&json, ",\"notes\":[");
+        import_chain(loc);
         return;
     }
+    import_chain(loc);
     fputs(col_on("\033[1m"), stderr);
     if (loc.file >= 0) {
         int l, c;

@@ -20,6 +20,9 @@ typedef enum { DIAG_TEXT, DIAG_JSON } DiagFormat;
 
 /* Register a source text (not copied: must outlive the diagnostics). */
 int diag_add_file(const char *path, const char *text, size_t len);
+/* The import that read file (LOC_NONE: the main file): diagnostics in it
+ * end with "imported from" notes back to the main file. */
+void diag_set_import_site(int file, Loc from);
 const char *diag_file_path(int file);
 const char *diag_file_text(int file, size_t *len);
 /* 1-based line and column (columns count bytes) of a byte offset. */

@@ -579,5 +579,6 @@ AstFile *parse_path(Arena *a, const char *path, Loc from)
         memcpy(text, data, len);
     free(data);
     int id = diag_add_file(is_stdin ? "<stdin>" : arena_strdup(a, path), text, len);
+    diag_set_import_site(id, from);
     return parse_source(a, id);
 }
