@@ -4,10 +4,12 @@
  * signatures.
  *
  * Names in generated code come from the source (fn, params, results, dims);
- * a name that would clash with C, C++ or our own locals gets a trailing '_'.
+ * a param, result or dim name that would clash with C, C++, the headers'
+ * macros or our own locals gets a trailing '_' (sema refuses such fn names).
  * Every function here is a pure function of the plan: byte-stable output.
  */
 #include "emit_host_common.h"
+#include "frontend.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,21 +45,21 @@ void host_wrapped(Emitter *e, const char *text)
 /* ---- per-fn facts --------------------------------------------------------- */
 
 
-/* Names a C identifier from .fuse must not take.  .fuse identifiers follow
- * C's rules, so the only clashes are keywords (C and C++: the header is
- * included from both), a few library macros, and the parameters and locals
- * of the generated functions themselves (a param named `stream` would
- * shadow the stream argument).  The fusec_ prefix is ours. */
+/* Names a param, result or dim must not keep in C.  Its C name is an
+ * argument of the header's functions, declared after the headers the
+ * output includes and read in the function bodies, so it cannot be a name
+ * no identifier can be spelled as (cnames.c): a C or C++ keyword (the
+ * header is included from both), an object-like macro of those headers
+ * (EOF, SIZE_MAX, stdin, linux: the macro would replace it); a name the
+ * bodies use, which the argument would hide (the C types of the
+ * signatures, the fn's own helpers NAME_run and NAME_layout, and the
+ * parameters and locals of the generated functions: a param named
+ * `stream` would shadow the stream argument); nor a name of fusec's
+ * namespaces or one C reserves. */
 static const char *const reserved[] = {
-    /* C and C++ keywords an identifier of .fuse could spell */
-    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-    "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-    "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
-    "operator", "or", "private", "protected", "public", "register", "restrict", "return",
-    "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw",
-    "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-    "void", "volatile", "while", "xor", "NULL", "errno", "main",
+    "main",
+    /* the C types of the generated signatures and bodies */
+    "int64_t", "int32_t", "uint16_t", "size_t",
     /* names the generated functions use for their own parameters and locals */
     "stream", "workspace", "workspace_bytes", "bufs", "scalars", "dims", "buffers", "st",
     "block", "off", "need", "sm", "mem", "owned",
@@ -68,7 +70,7 @@ static int name_taken(const char *s, const char **used, int nused)
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(s, reserved[i]) == 0)
             return 1;
-    if (strncmp(s, "fusec_", 6) == 0)
+    if (c_name_unspellable(s) || c_name_ours(s))
         return 1;
     for (int i = 0; i < nused; i++)
         if (strcmp(s, used[i]) == 0)
@@ -77,12 +79,13 @@ static int name_taken(const char *s, const char **used, int nused)
 }
 
 /* A C name for a source name: itself, or with '_' appended until free.  A
- * name in our fusec_ prefix gets a 'u' in front first: no suffix can take a
- * name out of the prefix (appending alone looped until memory ran out). */
+ * name in fusec's namespaces, or one C reserves ('__', '_' and a capital),
+ * gets a 'u' in front first: no suffix can take a name out of its prefix
+ * (appending alone looped until memory ran out). */
 static const char *c_name(Arena *a, const char *s, const char **used, int *nused)
 {
     const char *n = s;
-    if (strncmp(n, "fusec_", 6) == 0)
+    if (c_name_ours(n) || (n[0] == '_' && (n[1] == '_' || (n[1] >= 'A' && n[1] <= 'Z'))))
         n = arena_printf(a, "u%s", n);
     while (name_taken(n, used, *nused))
         n = arena_printf(a, "%s_", n);
@@ -147,10 +150,13 @@ void host_fn_info(Arena *a, const Plan *p, FnInfo *fi)
     memset(fi, 0, sizeof *fi);
     fi->plan = p;
     fi->fn = f;
-    int total = f->nparams + f->nresults + f->nsyms + 1;
+    int total = f->nparams + f->nresults + f->nsyms + 3;
     const char **used = ARENA_ARRAY(a, const char *, total);
     int nused = 0;
     fi->name = f->name;
+    /* the helpers the entry functions call, which an argument would hide */
+    used[nused++] = arena_printf(a, "%s_run", f->name);
+    used[nused++] = arena_printf(a, "%s_layout", f->name);
     fi->pname = ARENA_ARRAY(a, const char *, f->nparams + 1);
     fi->rname = ARENA_ARRAY(a, const char *, f->nresults + 1);
     fi->dname = ARENA_ARRAY(a, const char *, f->nsyms + 1);

@@ -30,6 +30,7 @@ typedef struct SemaOptions {
     SemaDefine *defines;       /* -D NAME=SIZE: symbolic dim NAME becomes static */
     int ndefines;
     int warn_unused;           /* default 1 */
+    const char *prefix;        /* --prefix: the main file's fns are exported as prefix + name */
 } SemaOptions;
 
 /* Resolve imports, names, dtypes and shapes; inline fn calls; build one
@@ -38,8 +39,20 @@ typedef struct SemaOptions {
 IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt);
 
 /* cnames.c: why NAME cannot be a C function of the generated header (a C or
- * C++ keyword, a C library or CUDA function, a reserved prefix), or NULL. */
+ * C++ keyword, a name the C library or CUDA headers declare, a reserved
+ * namespace), or NULL. */
 const char *c_name_clash(const char *name);
+/* why NAME cannot start the names derived from it (NAME_ws, NAME_packed,
+ * ...: NAME_ is in a reserved namespace), or NULL */
+const char *c_name_stem_clash(const char *name);
+/* why --prefix=PREFIX is refused (every name it starts is reserved, or it
+ * is the stem of the CUDA APIs' names), or NULL */
+const char *c_prefix_clash(const char *prefix);
+/* NAME is a C or C++ keyword or an object-like macro of the headers the
+ * output includes: no identifier of the generated code can be spelled so */
+int c_name_unspellable(const char *name);
+/* NAME is in fusec's own namespace (fusec_, fusert_, fz_, fzk_, capitals) */
+int c_name_ours(const char *name);
 int c_name_table_sorted(void); /* for the unit test */
 
 #endif

@@ -571,6 +571,9 @@ static void parse_args(Arena *a, int argc, char **argv, Options *o)
             if (!is_ident(pre, strlen(pre)))
                 usage_error("--prefix expects the start of a C identifier (letters, digits, '_'; "
                             "not a digit first), got '%s'", pre);
+            const char *why = c_prefix_clash(pre);
+            if (why)
+                usage_error("--prefix=%s is reserved: %s; choose another prefix", pre, why);
             o->prefix = pre;
         } else if (strcmp(arg, "--no-fusion") == 0) {
             o->no_fusion = 1;
@@ -730,7 +733,7 @@ static int run(Arena *a, Options *o)
         return EXIT_OK;
     }
 
-    SemaOptions so = {o->incs, o->nincs, o->defs, o->ndefs, 1};
+    SemaOptions so = {o->incs, o->nincs, o->defs, o->ndefs, 1, o->prefix};
     IrModule *m = sema_program(a, ast, &so);
     if (!m || diag_error_count())
         return EXIT_ERROR;

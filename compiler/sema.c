@@ -267,6 +267,77 @@ static const char *canonical(Arena *a, const char *path)
 
 static int is_builtin_name(const char *name);
 
+/* The C functions of fn A besides A itself: A_ws, A_workspace_size,
+ * A_packed and A_kernel_count in the header, A_run, A_check, A_layout and
+ * the kernels A_k<i>_... inside the module (emit_host.c, fusion.c).  The
+ * part of B after A when B is one of them, else NULL. */
+static const char *derived_from(const char *b, const char *a)
+{
+    static const char *const sfx[] = {"ws", "workspace_size", "packed", "kernel_count", "run", "check", "layout"};
+    size_t n = strlen(a);
+    if (strncmp(b, a, n) != 0 || b[n] != '_')
+        return NULL;
+    const char *s = b + n + 1;
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++)
+        if (strcmp(s, sfx[i]) == 0)
+            return b + n;
+    if (s[0] == 'k' && s[1] >= '0' && s[1] <= '9') {
+        s++;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        if (*s == '_')
+            return b + n;
+    }
+    return NULL;
+}
+
+/* The main file's fns become C functions of the generated header under
+ * --prefix + their names: each such name must be free in the generated
+ * code, the headers it includes (cnames.c) and the other fns' C names. */
+static int c_name_ok(Sema *S, AstFile *file, const AstFn *fn)
+{
+    const char *pre = S->opt->prefix;
+    const char *cname = pre ? arena_printf(S->a, "%s%s", pre, fn->name) : fn->name;
+    const char *clash = c_name_clash(cname);
+    const char *stem = clash ? NULL : c_name_stem_clash(cname);
+    if (clash && !pre)
+        diag_error(fn->name_loc, "fn '%s' cannot become a C function: '%s' is %s", fn->name, cname, clash);
+    else if (clash)
+        diag_error(fn->name_loc, "fn '%s' cannot become a C function: --prefix=%s makes it '%s', which is %s",
+                   fn->name, pre, cname, clash);
+    else if (stem)
+        diag_error(fn->name_loc,
+                   "fn '%s' cannot become a C function: %sits C functions ('%s_ws', '%s_packed', ...) "
+                   "would be %s",
+                   fn->name, pre ? arena_printf(S->a, "with --prefix=%s, ", pre) : "", cname, cname, stem);
+    if (clash || stem) {
+        if (pre)
+            diag_note(LOC_NONE, "rename it or choose another --prefix; each fn of the main file is exported "
+                                "to C as the prefix and its name");
+        else
+            diag_note(LOC_NONE, "rename it; each fn of the main file is exported to C under its own name");
+        return 0;
+    }
+    for (int i = 0; i < file->nfns; i++) {
+        const AstFn *a = &file->fns[i];
+        const char *sfx = a != fn ? derived_from(fn->name, a->name) : NULL;
+        if (!sfx)
+            continue;
+        const char *ac = pre ? arena_printf(S->a, "%s%s", pre, a->name) : a->name;
+        if (sfx[1] == 'k' && sfx[2] >= '0' && sfx[2] <= '9')
+            diag_error(fn->name_loc, "fn '%s' cannot become a C function: '%s' has the form of the kernels of fn "
+                       "'%s' (%s_k<i>_...)", fn->name, cname, a->name, ac);
+        else
+            diag_error(fn->name_loc, "fn '%s' cannot become a C function: fn '%s' already has a C function '%s'",
+                       fn->name, a->name, cname);
+        diag_note(a->name_loc, "fn '%s' is defined here; its C functions are %s, %s_ws, %s_workspace_size, "
+                  "%s_packed, %s_kernel_count, and inside the module %s_run, %s_check, %s_layout and its "
+                  "kernels %s_k<i>_...", a->name, ac, ac, ac, ac, ac, ac, ac, ac, ac);
+        return 0;
+    }
+    return 1;
+}
+
 /* fn names are global across the main file and its imports. */
 static void register_fns(Sema *S, AstFile *file, int is_main)
 {
@@ -286,14 +357,8 @@ static void register_fns(Sema *S, AstFile *file, int is_main)
             }
         if (dup)
             continue;
-        const char *clash = is_main ? c_name_clash(fn->name) : NULL;
-        if (clash) {
-            /* the main file's fns become C functions of the generated header */
-            diag_error(fn->name_loc, "fn '%s' cannot become a C function: '%s' is %s", fn->name,
-                       fn->name, clash);
-            diag_note(LOC_NONE, "rename it; each fn of the main file is exported to C under its own name");
+        if (is_main && !c_name_ok(S, file, fn))
             continue;
-        }
         FnInfo fi = {fn, is_main, 0, 0, 0};
         ARENA_PUSH(S->a, S->fns, S->nfns, S->capfns, fi);
     }
@@ -1947,7 +2012,7 @@ static IrFunc *build_entry(Sema *S, FnInfo *fi)
  * fn of the main file as an entry point (frontend.h). */
 IrModule *sema_program(Arena *a, AstFile *main_file, const SemaOptions *opt)
 {
-    static const SemaOptions defaults = {NULL, 0, NULL, 0, 1};
+    static const SemaOptions defaults = {NULL, 0, NULL, 0, 1, NULL};
     Sema S = {0};
     S.a = a;
     S.opt = opt ? opt : &defaults;

@@ -200,6 +200,49 @@ static void test_c_names(void)
     CHECK(c_name_clash("softmax") == NULL);
     CHECK(c_name_clash("cute") == NULL);
     CHECK(c_name_clash("_x") == NULL);
+    /* what the headers the output includes declare, and our namespaces */
+    CHECK(c_name_clash("threadIdx") != NULL);
+    CHECK(c_name_clash("float4") != NULL);
+    CHECK(c_name_clash("dim3") != NULL);
+    CHECK(c_name_clash("EOF") != NULL);
+    CHECK(c_name_clash("random") != NULL);
+    CHECK(c_name_clash("linux") != NULL);
+    CHECK(c_name_clash("fz_vec") != NULL);
+    CHECK(c_name_clash("FZK_MAX_SMS") != NULL);
+    CHECK(c_name_clash("FUSERT_SUCCESS") != NULL);
+    CHECK(c_name_clash("CUresult") != NULL);
+    CHECK(c_name_clash("CUDA_R_16F") != NULL);
+    CHECK(c_name_clash("half") == NULL);
+    CHECK(c_name_clash("float5") == NULL);
+    CHECK(c_name_clash("CUTOFF") == NULL);
+    CHECK(c_name_clash("fzk") == NULL);
+    /* NAME_ws, NAME_packed, ... in a namespace */
+    CHECK(c_name_stem_clash("_") != NULL);
+    CHECK(c_name_stem_clash("fz") != NULL);
+    CHECK(c_name_stem_clash("FUSERT") != NULL);
+    CHECK(c_name_stem_clash("CU") != NULL);
+    CHECK(c_name_stem_clash("cu") == NULL);
+    CHECK(c_name_stem_clash("softmax") == NULL);
+    /* --prefix */
+    CHECK(c_prefix_clash("__x") != NULL);
+    CHECK(c_prefix_clash("_X") != NULL);
+    CHECK(c_prefix_clash("fusec_") != NULL);
+    CHECK(c_prefix_clash("FZ_") != NULL);
+    CHECK(c_prefix_clash("cu") != NULL);
+    CHECK(c_prefix_clash("cuda") != NULL);
+    CHECK(c_prefix_clash("cudaX") != NULL);
+    CHECK(c_prefix_clash("_") == NULL);
+    CHECK(c_prefix_clash("a_") == NULL);
+    CHECK(c_prefix_clash("cub_") == NULL);
+    CHECK(c_prefix_clash("fusec") == NULL);
+    /* params: keywords and object-like macros, not functions or types */
+    CHECK(c_name_unspellable("EOF"));
+    CHECK(c_name_unspellable("SIZE_MAX"));
+    CHECK(c_name_unspellable("static_cast"));
+    CHECK(!c_name_unspellable("offsetof"));
+    CHECK(!c_name_unspellable("random"));
+    CHECK(!c_name_unspellable("float4"));
+    CHECK(c_name_ours("fzk_x") && c_name_ours("FUSEC_X") && !c_name_ours("fzx"));
 }
 
 int main(void)
