@@ -458,6 +458,22 @@ static const char *size_refusal(Ctx *c, const Group *g)
     return NULL;
 }
 
+/* Why g cannot be one kernel: past a size bound (code "size") or over the
+ * register budget (code "registers", after fit_estimate's try of the
+ * looped row); NULL when it fits. */
+static const char *bounds_refusal(Ctx *c, Group *g, const char **code)
+{
+    const char *why = size_refusal(c, g);
+    *code = "size";
+    if (why)
+        return why;
+    int est = fit_estimate(c, g);
+    *code = "registers";
+    if (est > c->opt->max_registers)
+        return arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers);
+    return NULL;
+}
+
 /* ---- joining a node to a consumer's group ----------------------------------- */
 
 /* The shape of r's result without its reduced dims (keepdims or not). */
@@ -612,18 +628,13 @@ static int try_join(Ctx *c, Group *g, IrNode *n)
                 retag_rows(c, g, n);
         }
     }
-    const char *big = size_refusal(c, g);
-    int est = big ? 0 : fit_estimate(c, g);
-    if (big || est > c->opt->max_registers) {
+    const char *code, *why = bounds_refusal(c, g, &code);
+    if (why) {
         memcpy(g->lvl, savelvl, (size_t)c->f->nnodes);
         uint8_t *keep = g->lvl;
         *g = save;
         g->lvl = keep;
-        if (big)
-            reject(c, n, user, "size", big);
-        else
-            reject(c, n, user, "registers",
-                   arena_printf(c->a, "register estimate %d > budget %d", est, c->opt->max_registers));
+        reject(c, n, user, code, why);
         return 0;
     }
     return 1;
@@ -1024,19 +1035,15 @@ static int unite(Ctx *c, int i, int j, const uint8_t *dep)
         a->lvl[n] |= b->lvl[n];
     for (int w = 0; w < b->nwr; w++)
         group_write(c, a, b->wr[w].node, b->wr[w].result);
-    const char *big = size_refusal(c, a);
-    int est = big ? 0 : fit_estimate(c, a);
-    if (big || est > c->opt->max_registers) {
+    const char *code, *why = bounds_refusal(c, a, &code);
+    if (why) {
         uint8_t *keep = a->lvl;
         memcpy(keep, lv, (size_t)c->f->nnodes);
         *a = save;
         a->lvl = keep;
         IrNode *pa = save.nwr ? save.wr[0].node : NULL, *pb = b->nwr ? b->wr[0].node : NULL;
         if (pa && pb && pa != pb)
-            reject(c, pb, pa, big ? "size" : "registers",
-                   big ? big
-                       : arena_printf(c->a, "register estimate %d > budget %d", est,
-                                      c->opt->max_registers));
+            reject(c, pb, pa, code, why);
         return 0;
     }
     b->dead = 1;
@@ -1141,7 +1148,8 @@ static void merge_down(Ctx *c)
                 for (int w = 0; w < a->nwr; w++)
                     group_write(c, b, a->wr[w].node, a->wr[w].result);
                 int off = b->off_chip;
-                if (size_refusal(c, b) || fit_estimate(c, b) > c->opt->max_registers) {
+                const char *code;
+                if (bounds_refusal(c, b, &code)) {
                     memcpy(b->lvl, lv, (size_t)c->f->nnodes);
                     b->nwr = nwr;
                     b->off_chip = off;
