@@ -191,7 +191,7 @@ static void reject(Ctx *c, IrNode *producer, IrNode *consumer, const char *code,
 static int acc_regs(const IrNode *n)
 {
     switch (n->op) {
-    case OP_ARGMAX: case OP_ARGMIN: case OP_LOGSUMEXP: return 2;
+    case OP_ARGMAX: case OP_ARGMIN: case OP_LOGSUMEXP: case OP_SUMEXP: return 2;
     case OP_VAR: case OP_STD: return 3;
     default: return 1;
     }

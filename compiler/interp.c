@@ -443,7 +443,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
     for (int64_t o = 0; o < onum; o++) {
         switch (op) {
         case OP_PROD: acc[o].v = 1; acc[o].iv = 1; break;
-        case OP_RMAX: case OP_LOGSUMEXP: acc[o].v = -INFINITY; break;
+        case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: acc[o].v = -INFINITY; break;
         case OP_RMIN: acc[o].v = INFINITY; break;
         case OP_ALL: acc[o].v = 1; break;
         case OP_ARGMAX: case OP_ARGMIN: acc[o].arg = -1; break;
@@ -451,10 +451,12 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         }
     }
     tensor_strides(xr, x->dims, xs, NULL);
-    /* pass 1 (pass 2 for var/std/logsumexp needs the per-output pass-1 value) */
-    int passes = (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) ? 2 : 1;
+    /* pass 1 (pass 2 for var/std/logsumexp/sumexp needs the per-output
+     * pass-1 value: the mean, or the max) */
+    const int lse = op == OP_LOGSUMEXP || op == OP_SUMEXP;
+    int passes = (op == OP_VAR || op == OP_STD || lse) ? 2 : 1;
     for (int pass = 0; pass < passes; pass++) {
-        if (pass == 1 && op != OP_LOGSUMEXP)
+        if (pass == 1 && !lse)
             for (int64_t o = 0; o < onum; o++)
                 acc[o].v = sum_get(acc[o].v, acc[o].c) / (double)count; /* the mean */
         int64_t idx[IR_MAX_RANK] = {0};
@@ -463,7 +465,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
             double v = x->data[i];
             Acc *A = &acc[oo];
             if (pass == 1) {
-                if (op == OP_LOGSUMEXP)
+                if (lse)
                     sum_add(&A->v2, &A->c2, exp(v - A->v));
                 else
                     sum_add(&A->v2, &A->c2, (v - A->v) * (v - A->v));
@@ -481,7 +483,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
                     else
                         A->v *= v;
                     break;
-                case OP_RMAX: case OP_LOGSUMEXP: A->v = op_max_nan(A->v, v); break;
+                case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: A->v = op_max_nan(A->v, v); break;
                 case OP_RMIN: A->v = op_min_nan(A->v, v); break;
                 case OP_ANY: if (v != 0) A->v = 1; break;
                 case OP_ALL: if (v == 0) A->v = 0; break;
@@ -523,6 +525,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
             /* -inf max: empty or all -inf rows give -inf; +inf or NaN stays */
             v = isfinite(A->v) ? A->v + log(sum_get(A->v2, A->c2)) : A->v;
             break;
+        case OP_SUMEXP: v = sum_get(A->v2, A->c2); break; /* exp(x - max) as written */
         case OP_ARGMAX: case OP_ARGMIN: v = (double)A->arg; break;
         default: v = A->v; break;
         }

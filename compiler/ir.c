@@ -546,6 +546,39 @@ static void share_var_std(IrFunc *f)
     }
 }
 
+/* sum(exp(x - m)) with m = max(x) over the same axes becomes sumexp(x):
+ * the max and the sum then share one online state (a running max and the
+ * sum of exp against it, rescaled when the max grows) and one pass over x,
+ * where the sum would wait for the max in a pass of its own (softmax over
+ * a leading axis: two passes over x, not three).  Only where the innermost
+ * axis is kept: a row kernel holds its row on chip and takes the max and
+ * then the sum from there.  m broadcasts back to x's elements: keepdims,
+ * or leading axes reduced.  The value is the same (sumexp's meaning is the
+ * sum as written); m stays where anything else reads it. */
+static void online_sumexp(IrFunc *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        IrNode *s = f->nodes[i];
+        if (s->op != OP_SUM || !dtype_is_float(s->dtype) || s->in[0].bcast)
+            continue;
+        IrNode *e = s->in[0].node;
+        if (e->op != OP_EXP || e->in[0].bcast)
+            continue;
+        IrNode *d = e->in[0].node;
+        if (d->op != OP_SUB || d->in[0].bcast)
+            continue;
+        IrNode *x = d->in[0].node, *m = d->in[1].node;
+        int rank = x->shape.rank;
+        if (m->op != OP_RMAX || m->in[0].node != x || m->in[0].bcast || m->axes != s->axes ||
+            !dtype_is_float(x->dtype) || rank < 2 || (s->axes >> (rank - 1)) & 1)
+            continue;
+        if (!m->keepdims && (s->axes & (s->axes + 1)) != 0)
+            continue; /* [kept] against [.., reduced, ..]: not leading */
+        s->op = OP_SUMEXP;
+        s->in[0].node = x;
+    }
+}
+
 void ir_optimize(IrFunc *f)
 {
     ir_renumber(f);
@@ -556,6 +589,7 @@ void ir_optimize(IrFunc *f)
     strength_reduce(f);
     cse(f, repl);
     share_var_std(f);
+    online_sumexp(f);
     remove_dead(f, repl);
     ir_renumber(f);
     ir_count_uses(f);

@@ -40,6 +40,7 @@ enum {
     OPF_FLOAT_ONLY = 2,  /* integer operands are promoted to f32 first */
     OPF_BOOL_RESULT = 4, /* result dtype bool */
     OPF_I64_RESULT = 8,  /* result dtype i64 (argmax, argmin) */
+    OPF_INTERNAL = 16,   /* made by the compiler, not a builtin of the language */
 };
 
 typedef enum {

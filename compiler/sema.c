@@ -1111,7 +1111,7 @@ static const char *const reduce_names[] = {"sum", "prod", "max", "min", "mean", 
 static int is_identifier_op(int op)
 {
     const char *s = op_info[op].src;
-    return (s[0] >= 'a' && s[0] <= 'z') && op_info[op].cls != OPC_LEAF;
+    return (s[0] >= 'a' && s[0] <= 'z') && op_info[op].cls != OPC_LEAF && !(op_info[op].flags & OPF_INTERNAL);
 }
 
 static int find_op(const char *name, OpClass want_reduce)

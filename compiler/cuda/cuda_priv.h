@@ -351,6 +351,7 @@ void cu_reset_point(KCtx *c);
 const char *cu_emit_value(KCtx *c, const IrNode *n, const int8_t *map);
 void cu_emit_store(KCtx *c, int i, const char *itype);
 int cu_red_is_welford(const IrNode *n);
+int cu_red_is_lse(const IrNode *n);
 void cu_red_type(const IrNode *n, Buf *b);
 void cu_atomic_type(const IrNode *n, Buf *b);
 DType cu_red_acc_dtype(const IrNode *n);

@@ -425,7 +425,7 @@ DType cu_red_acc_dtype(const IrNode *n)
         return DT_I32;
     if (dtype_is_float(t))
         return cu_cdtype(t);
-    if (n->op == OP_MEAN || n->op == OP_VAR || n->op == OP_STD || n->op == OP_LOGSUMEXP)
+    if (n->op == OP_MEAN || n->op == OP_VAR || n->op == OP_STD || cu_red_is_lse(n))
         return dtype_is_float(n->dtype) ? cu_cdtype(n->dtype) : DT_F64;
     return DT_I64;
 }
@@ -435,6 +435,13 @@ DType cu_red_acc_dtype(const IrNode *n)
 int cu_red_is_welford(const IrNode *n)
 {
     return n->op == OP_VAR || n->op == OP_STD;
+}
+
+/* whether reduction n keeps logsumexp's state (a running max and a sum of
+ * exp against it): logsumexp and sumexp */
+int cu_red_is_lse(const IrNode *n)
+{
+    return n->op == OP_LOGSUMEXP || n->op == OP_SUMEXP;
 }
 
 /* the preamble's reduction struct for node n */
@@ -454,6 +461,7 @@ void cu_red_type(const IrNode *n, Buf *b)
     case OP_VAR: buf_printf(b, "fz_var<%s, 0>", t); break;
     case OP_STD: buf_printf(b, "fz_var<%s, 1>", t); break;
     case OP_LOGSUMEXP: buf_printf(b, "fz_lse<%s>", t); break;
+    case OP_SUMEXP: buf_printf(b, "fz_sumexp<%s>", t); break;
     default: unreachable();
     }
 }
@@ -631,7 +639,7 @@ int cu_red_state_bytes(const IrNode *n)
     switch (n->op) {
     case OP_ARGMAX: case OP_ARGMIN: return 16;
     case OP_VAR: case OP_STD: return 3 * t;
-    case OP_LOGSUMEXP: return 2 * t;
+    case OP_LOGSUMEXP: case OP_SUMEXP: return 2 * t;
     default: return t;
     }
 }

@@ -372,6 +372,16 @@ template <class T> struct fz_lse {
     static __device__ __forceinline__ S ldcg(const S *p) { S s; s.m = *(const volatile T *)&p->m; s.s = *(const volatile T *)&p->s; return s; }
     static __device__ __forceinline__ T fin(S a, long long) { return a.s == (T)0 ? a.m : a.m + log(a.s); }
 };
+/* sum(exp(x - max(x))) from the same state: s against a finite max; else
+ * what exp(x - m) gives element by element: 0 for no element, NaN where
+ * the max is an infinity or NaN (inf - inf, NaN - NaN) */
+template <class T> struct fz_sumexp : fz_lse<T> {
+    typedef fz_lsest<T> S;
+    static __device__ __forceinline__ T fin(S a, long long)
+    {
+        return isfinite(a.m) ? a.s : a.s == (T)0 ? (T)0 : fz_qnan<T>();
+    }
+};
 /* Reduce within groups of W lanes (W a power of two <= 32, all lanes
  * active); every lane of the group gets the group's result. */
 template <class R, int W> static __device__ __forceinline__ typename R::S fz_warp_reduce(typename R::S a)

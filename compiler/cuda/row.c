@@ -260,7 +260,7 @@ static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
  * sweeps), 'w' a var's or std's; 0 where n folds an element at a time. */
 static char vec_fold(const KCtx *c, const IrNode *n, int sweep)
 {
-    if (c->lsevec && n->op == OP_LOGSUMEXP && !sweep)
+    if (c->lsevec && cu_red_is_lse(n) && !sweep)
         return 'l';
     if (c->varvec && cu_red_is_welford(n))
         return 'w';
@@ -292,7 +292,7 @@ static void row_vec_step(KCtx *c, ElemFn fn, void *ctx, int V, int win)
      * (fz_lse::updv: no exp waits on another's running max); with 4 a
      * vector its extra exp costs what the shorter chain saves */
     for (int i = 0; V >= 8 && !rc->lse_sweep && i < rc->nreds; i++)
-        if (rc->reds[i]->op == OP_LOGSUMEXP) {
+        if (cu_red_is_lse(rc->reds[i])) {
             emit_line(&c->w, "%s l%d[V];", cu_ctype(cu_red_acc_dtype(rc->reds[i])), rc->reds[i]->id);
             c->lsevec = 1;
         }
@@ -558,7 +558,7 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
         buf_free(&e);
         return;
     }
-    const char *fold = n->op != OP_LOGSUMEXP || !sweep ? "upd" : sweep == 1 ? "upd_max" : "upd_sum";
+    const char *fold = !cu_red_is_lse(n) || !sweep ? "upd" : sweep == 1 ? "upd_max" : "upd_sum";
     emit_line(&c->w, "%s = R%d::%s(%s, %s, (long long)%s);", acc, n->id, fold, acc, e.data, idx);
     buf_free(&e);
 }
@@ -838,7 +838,7 @@ static void row_rounds(KCtx *c, int cached)
             const IrNode *lse[64];
             RoundCtx pre = {lse, 0, 0, 0, 0, 0, NULL, 0, NULL, 1};
             for (int i = 0; i < rc.nreds; i++)
-                if (reds[i]->op == OP_LOGSUMEXP)
+                if (cu_red_is_lse(reds[i]))
                     lse[pre.nreds++] = reds[i];
             if (pre.nreds) {
                 emit_line(&c->w, "/* the row's max of each logsumexp first */");
@@ -851,7 +851,7 @@ static void row_rounds(KCtx *c, int cached)
         row_elem_loop(c, cached, cu_round_elem, &rc);
         for (int i = 0; i < rc.nreds; i++) {
             int id = reds[i]->id;
-            const int two = rc.lse_sweep && reds[i]->op == OP_LOGSUMEXP;
+            const int two = rc.lse_sweep && cu_red_is_lse(reds[i]);
             row_thread_reduce(c, cached, id, two ? ".s" : "", two ? "::SumR" : "");
             cu_finish_reduction(c, reds[i], "", "R");
         }

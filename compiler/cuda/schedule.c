@@ -216,7 +216,7 @@ static Combine combine_of(const KCtx *c, int mid, int atomic_reduce, char *why, 
         case OP_ALL: r = "combines by logical and, not add, max or min"; break;
         case OP_ARGMAX: case OP_ARGMIN: r = "has a two-word state, value and index"; break;
         case OP_VAR: case OP_STD: r = "has a three-word Welford state"; break;
-        case OP_LOGSUMEXP: r = "has a two-word state, max and sum"; break;
+        case OP_LOGSUMEXP: case OP_SUMEXP: r = "has a two-word state, max and sum"; break;
         default: continue; /* not a reduction */
         }
         if (why)
@@ -304,7 +304,7 @@ static int long_rows_fit(KCtx *c)
         if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
             const IrNode *r = c->k->values[i];
             int b = cu_red_state_bytes(r);
-            if (b > (r->op == OP_LOGSUMEXP ? 8 : 4))
+            if (b > (cu_red_is_lse(r) ? 8 : 4))
                 return 0;
             state += (b + 3) / 4;
         }
@@ -351,7 +351,7 @@ static int row_reg_reduces(KCtx *c)
     int n = 0;
     for (int i = 0; i < c->k->nvalues; i++)
         if (op_info[c->k->values[i]->op].cls == OPC_REDUCE)
-            n += c->k->values[i]->op == OP_LOGSUMEXP ? 2 : 1;
+            n += cu_red_is_lse(c->k->values[i]) ? 2 : 1;
     return n;
 }
 

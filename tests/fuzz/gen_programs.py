@@ -69,6 +69,8 @@ class Fn:
         # a stream of its own for the cross reductions below, so that the
         # other choices draw the same numbers as without them
         self.xrng = random.Random("cross " + name)
+        # and for the softmax over leading or middle axes (online_softmax)
+        self.srng = random.Random("softmax " + name)
 
     def fresh(self):
         self.n += 1
@@ -142,6 +144,8 @@ class Fn:
             if shp is None:
                 b, shp = a, a[2]
             self.add("where(%s > 0, %s, %s)" % (a[0], a[0], b[0]), promote(a[1], b[1], a[2], b[2]), shp, False)
+        elif len(a[2]) >= 2 and self.srng.random() < 0.15:
+            self.online_softmax(a)
         elif a[2]:  # reduction
             rank = len(a[2])
             op = self.rng.choice(REDUCE)
@@ -167,6 +171,25 @@ class Fn:
             rv = self.add("%s(%s%s%s)" % (op, arg, ax, kd), a[1], shp, False)
             if 1 <= k < rank and axes == list(range(rank - k, rank)) and self.xrng.random() < 0.4:
                 self.cross(a, rank - k, rv, keep)
+
+    def online_softmax(self, a):
+        """A softmax of a over axes that keep the innermost one: m = max(a)
+        with keepdims, or without over leading axes (m broadcasts back to
+        a's elements either way), then exp(a - m) over its sum, which the
+        compiler takes online beside the max (sumexp)."""
+        rank = len(a[2])
+        k = self.srng.randint(1, rank - 1)
+        keep = self.srng.random() < 0.6
+        axes = list(range(k)) if not keep or self.srng.random() < 0.5 else \
+            sorted(self.srng.sample(range(rank - 1), k))
+        ax = ", axis=%d" % axes[0] if k == 1 else ", axis=(%s)" % ", ".join(str(x) for x in axes)
+        ax += ", keepdims=true" if keep else ""
+        shp = ["1" if i in axes else d for i, d in enumerate(a[2])] if keep else \
+            [d for i, d in enumerate(a[2]) if i not in axes]
+        m = self.add("max(%s%s)" % (a[0], ax), a[1], shp, False)
+        e = self.add("exp(%s - %s)" % (a[0], m[0]), a[1], a[2], True)
+        s = self.add("sum(%s%s)" % (e[0], ax), a[1], shp, False)
+        self.add("%s / %s" % (e[0], s[0]), a[1], a[2], True)
 
     def cross(self, a, nkept, rows, keep):
         """Beside a reduction of a over its inner axes (the rows), one over
