@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The model-layer benchmark suite: fusec against torch eager, torch.compile
 and jax.jit on the programs of tools/bench/models/programs, in one process on
-one GPU.
+one GPU, and on the LayerNorm backward programs against a hand-written Triton
+kernel too (hand_peers.py, the peer `hand`, where triton is importable).
 
 For every case (a program, f32 or bf16, at a size of cases.py):
   * fusec's module is built for the cuda target with every dim made static
@@ -79,7 +80,7 @@ VARIANTS = {  # name: (target, static dims)
     "symbolic": ("cuda", False),
     "nvrtc": ("nvrtc", True),
 }
-PEERS = ("torch", "compile", "jax")
+PEERS = ("torch", "compile", "jax", "hand")  # hand: hand_peers.PROGRAMS only
 T0 = time.perf_counter()
 LOG = []  # an open file that log() also writes to (--out/log.txt)
 
@@ -538,8 +539,8 @@ def rel_err(torch, out, ref):
 class Run:
     """The GPU run: state shared by the cases."""
 
-    def __init__(self, args, torch, jax_mod):
-        self.args, self.torch, self.jax = args, torch, jax_mod
+    def __init__(self, args, torch, jax_mod, hand_mod=None):
+        self.args, self.torch, self.jax, self.hand = args, torch, jax_mod, hand_mod
         self.timer = Timer(torch, args.reps, args.warmup)
         self.rows = []      # one dict per case
         self.long = []      # one dict per case, variant and mode (the CSV)
@@ -717,6 +718,14 @@ class Run:
                 peer("compile", t.compile(torch_fn, dynamic=False))
                 if "compile_first_s" in row:
                     self.compile_s.append(row["compile_first_s"])
+        if self.hand is not None and name in self.hand.PROGRAMS:  # None under --skip hand
+            try:
+                f = self.hand.ln_bwd_peer(t, name, dims, tensor_names, out_tdt)
+            except Exception as ex:  # ValueError: rows too long for the form
+                f, row["hand_status"] = None, "%s: %s" % (
+                    "skipped" if isinstance(ex, ValueError) else "failed", str(ex)[:200])
+            if f is not None:
+                peer("hand", f)
         if "jax" not in args.skip and self.jax is not None:
             self.jax_peer(row, name, dt, size, case, sets, tensor_names, scal, res_dt, check, record)
         sets.clear()  # free the inputs before the next case
@@ -769,12 +778,14 @@ def jax_fn(case, tensor_names, scal, res_dt):
 
 # ---- the tables --------------------------------------------------------------------------
 COLS = [("static", "fusec static"), ("symbolic", "fusec symbolic"), ("nvrtc", "fusec nvrtc"),
-        ("torch", "torch eager"), ("compile", "torch.compile"), ("jax", "jax.jit")]
+        ("torch", "torch eager"), ("compile", "torch.compile"), ("jax", "jax.jit"),
+        ("hand", "hand-fused (Triton)")]
 
 
 def shown(cols):
-    """The columns of the tables: the variants that ran, and every peer."""
-    return [(v, c) for v, c in COLS if v not in VARIANTS or v in cols]
+    """The columns of the tables: the variants that ran, every peer, and
+    the hand-fused one where cols names it (a run that can have it)."""
+    return [(v, c) for v, c in COLS if v in cols or (v in PEERS and v != "hand")]
 
 
 def cell(row, v, mode):
@@ -817,9 +828,9 @@ def write_results(args, run, skipped, header):
     with open(os.path.join(args.out, "results.md"), "w", encoding="utf-8") as f:
         f.write(header)
         f.write("\n## Steady state (calls back to back), median us (kernels per call)\n\n")
-        f.write(table(run.rows, run.copy_gbs, "steady", args.variants))
+        f.write(table(run.rows, run.copy_gbs, "steady", args.columns))
         f.write("\n## Sync per call (a synchronize after each call), median us\n\n")
-        f.write(table(run.rows, run.copy_gbs, "sync", args.variants))
+        f.write(table(run.rows, run.copy_gbs, "sync", args.columns))
         notes = []
         for r in run.rows:
             for v, _ in COLS:
@@ -847,7 +858,7 @@ def main():
                          "with the peers in the same run; every dim of a program must be given")
     ap.add_argument("--variants", default="static,symbolic",
                     help="fusec builds to time: static, symbolic (cuda target), nvrtc (static dims)")
-    ap.add_argument("--skip", default="", help="comma list of peers to leave out: torch,compile,jax")
+    ap.add_argument("--skip", default="", help="comma list of peers to leave out: torch,compile,jax,hand")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=480.0,
@@ -874,7 +885,7 @@ def main():
         if v not in VARIANTS:
             ap.error("--variants: %r is not one of %s" % (v, ", ".join(VARIANTS)))
     args.skip = set(filter(None, args.skip.split(",")))
-    args.variants = variants
+    args.variants = args.columns = variants
     if not os.path.exists(args.fusec):
         ap.error("--fusec: no file %s" % args.fusec)
     args.fusec = os.path.abspath(args.fusec)
@@ -962,7 +973,16 @@ def main():
             jax_mod = jax
         except Exception as ex:
             log("jax not importable (%s): no jax.jit column" % ex)
-    run = Run(args, torch, jax_mod)
+    hand_mod = None
+    if "hand" not in args.skip:
+        try:
+            import hand_peers  # imports triton
+            if any(n in hand_peers.PROGRAMS for n in names):
+                hand_mod = hand_peers
+                args.columns = variants + ["hand"]
+        except Exception as ex:
+            log("hand_peers not importable (%s): no hand-fused column" % ex)
+    run = Run(args, torch, jax_mod, hand_mod)
     props = torch.cuda.get_device_properties(0)
     run.copy_reference()
     header = ("# fusec model-layer suite\n\nGPU %s (%d SMs), torch %s, jax %s; copy reference %.0f GB/s "
@@ -973,7 +993,7 @@ def main():
         f.write(header)
     skipped = []
     print(header)
-    print("\n".join(table([], run.copy_gbs, "steady", variants).splitlines()[:2]), flush=True)
+    print("\n".join(table([], run.copy_gbs, "steady", args.columns).splitlines()[:2]), flush=True)
     for i, (name, dt, size) in enumerate(runs):
         est = statistics.median(run.case_s) if run.case_s else 10.0
         if run.left() < est + 2:
@@ -988,7 +1008,7 @@ def main():
             run.rows.append(dict(case=name, dtype=dt, size=size, dims="", static_status="failed: %s" % ex))
             torch.cuda.empty_cache()
             continue
-        print(table([r], run.copy_gbs, "steady", variants).splitlines()[-1], flush=True)
+        print(table([r], run.copy_gbs, "steady", args.columns).splitlines()[-1], flush=True)
         write_results(args, run, skipped, header)
     write_results(args, run, skipped, header)
     print("\n" + open(os.path.join(args.out, "results.md"), encoding="utf-8").read())
