@@ -145,6 +145,8 @@ int c_name_unspellable(const char *name)
 
 int c_name_ours(const char *name) { return namespace_of(name) == NS_FUSEC; }
 
+int c_name_c_reserved(const char *name) { return namespace_of(name) == NS_C; }
+
 int c_name_table_sorted(void)
 {
     for (size_t i = 1; i < sizeof cnames / sizeof cnames[0]; i++)

@@ -54,7 +54,6 @@ void diag_set_import_site(int file, Loc from)
         files[file].from = from;
 }
 
-
 const char *diag_file_path(int file)
 {
     return file >= 0 && file < nfiles ? files[file].path : "<unknown>";

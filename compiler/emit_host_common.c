@@ -85,7 +85,7 @@ static int name_taken(const char *s, const char **used, int nused)
 static const char *c_name(Arena *a, const char *s, const char **used, int *nused)
 {
     const char *n = s;
-    if (c_name_ours(n) || (n[0] == '_' && (n[1] == '_' || (n[1] >= 'A' && n[1] <= 'Z'))))
+    if (c_name_ours(n) || c_name_c_reserved(n))
         n = arena_printf(a, "u%s", n);
     while (name_taken(n, used, *nused))
         n = arena_printf(a, "%s_", n);

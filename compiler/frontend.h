@@ -53,6 +53,8 @@ const char *c_prefix_clash(const char *prefix);
 int c_name_unspellable(const char *name);
 /* NAME is in fusec's own namespace (fusec_, fusert_, fz_, fzk_, capitals) */
 int c_name_ours(const char *name);
+/* NAME is reserved for the C implementation ('__', or '_' and a capital) */
+int c_name_c_reserved(const char *name);
 int c_name_table_sorted(void); /* for the unit test */
 
 #endif

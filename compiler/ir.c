@@ -555,11 +555,10 @@ static void share_var_std(IrFunc *f)
  * then the sum from there.  m broadcasts back to x's elements: keepdims,
  * or leading axes reduced.  The value is the same (sumexp's meaning is the
  * sum as written); m stays where anything else reads it.  Not where the
- * kept axes after the last reduced one are static and under 512 bytes (a
- * warp's 32 lanes of 16 bytes): the column pass then leaves lanes idle and
- * splits its rows over many blocks, whose two-word online states cost more
- * to combine than the third read saves (bf16 over 64 columns on the H200:
- * 309.8 against 228.8 us). */
+ * kept axes after the last reduced one are static and under 512 bytes: the
+ * online form measured slower there (bf16 over 64 columns, 128 bytes a
+ * row, on the H200: 309.8 against 228.8 us; f32 over 64 columns tied; from
+ * 666 bytes on it gained). */
 enum { SUMEXP_MIN_INNER_BYTES = 512 };
 static int inner_too_narrow(const IrNode *x, unsigned axes)
 {

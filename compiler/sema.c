@@ -1906,9 +1906,6 @@ static void apply_attrs(AstFn *fn, IrFunc *f)
     }
 }
 
-/* One entry point: params become OP_PARAM nodes in order (symbols are
- * interned as they first appear), then the body is walked, then the
- * results are recorded and the function optimised.  NULL on errors. */
 /* A tensor whose static dims hold more bytes than an int64 counts cannot
  * be addressed by the generated code (offsets and sizes are int64): an
  * error at the first such param or value of the fn.  Symbolic dims are
@@ -1937,6 +1934,9 @@ static void check_sizes(IrFunc *f)
     }
 }
 
+/* One entry point: params become OP_PARAM nodes in order (symbols are
+ * interned as they first appear), then the body is walked, then the
+ * results are recorded and the function optimised.  NULL on errors. */
 static IrFunc *build_entry(Sema *S, FnInfo *fi)
 {
     AstFn *fn = fi->fn;
