@@ -223,6 +223,11 @@ static void test_c_names(void)
     CHECK(c_name_stem_clash("CU") != NULL);
     CHECK(c_name_stem_clash("cu") == NULL);
     CHECK(c_name_stem_clash("softmax") == NULL);
+    /* C's own namespace, where emitted names get a prefix */
+    CHECK(c_name_c_reserved("__x"));
+    CHECK(c_name_c_reserved("_X"));
+    CHECK(!c_name_c_reserved("_x"));
+    CHECK(!c_name_c_reserved("fz_x"));
     /* --prefix */
     CHECK(c_prefix_clash("__x") != NULL);
     CHECK(c_prefix_clash("_X") != NULL);
