@@ -416,18 +416,6 @@ int cu_acc_cached(const KCtx *c, const Access *a)
     return r && kept;
 }
 
-/* Element k of cached access a's row cache: a register array (xc<a>[k]),
- * or in shared memory (c->smem) the lane's k-th word, lanes interleaved,
- * so the 32 lanes of a warp reading one k touch 32 consecutive words (no
- * bank conflicts, no padding) */
-void cu_xc_ref(const KCtx *c, Buf *b, int a, const char *k)
-{
-    if (c->smem)
-        buf_printf(b, "xc%d[(%s) * TPR]", a, k);
-    else
-        buf_printf(b, "xc%d[%s]", a, k);
-}
-
 /* Is access a stored narrower than it computes (2-byte floats)?  The
  * shared-memory row cache holds such values as stored. */
 static int acc_narrow(const KCtx *c, int a)
@@ -435,11 +423,53 @@ static int acc_narrow(const KCtx *c, int a)
     return dtype_size(MDT(c, c->acc[a].node)) < ctype_bytes(c->acc[a].node->dtype);
 }
 
-/* Does the row cache hold access a as stored (in shared memory, 2-byte
- * floats converted where read: half the bytes), not in the compute type? */
+/* Does the row cache hold access a as stored (in shared memory, or two to
+ * a register with c->xc_pack; 2-byte floats converted where read: half the
+ * bytes or registers), not in the compute type? */
 int cu_xc_raw(const KCtx *c, int a)
 {
-    return c->smem && acc_narrow(c, a);
+    return (c->smem || c->xc_pack) && acc_narrow(c, a);
+}
+
+/* Does a row cache of the kernel hold 2-byte floats? */
+int cu_row_cache_narrow(const KCtx *c)
+{
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_cached(c, &c->acc[a]) && acc_narrow(c, a))
+            return 1;
+    return 0;
+}
+
+/* Is access a's register row cache packed, two values to a 32-bit word? */
+int cu_xc_packed(const KCtx *c, int a)
+{
+    return !c->smem && c->xc_pack && acc_narrow(c, a);
+}
+
+/* The value of element k of cached access a's row cache: a register array
+ * (xc<a>[k], or packed fz_xc2_get), or in shared memory (c->smem) the
+ * lane's k-th word, lanes interleaved, so the 32 lanes of a warp reading
+ * one k touch 32 consecutive words (no bank conflicts, no padding) */
+void cu_xc_ref(const KCtx *c, Buf *b, int a, const char *k)
+{
+    if (c->smem)
+        buf_printf(b, "xc%d[(%s) * TPR]", a, k);
+    else if (cu_xc_packed(c, a))
+        buf_printf(b, "fz_xc2_get(xc%d, %s)", a, k);
+    else
+        buf_printf(b, "xc%d[%s]", a, k);
+}
+
+/* b = the statement (no semicolon) that sets element k of access a's row
+ * cache to v */
+void cu_xc_store(const KCtx *c, Buf *b, int a, const char *k, const char *v)
+{
+    if (cu_xc_packed(c, a))
+        buf_printf(b, "fz_xc2_put(xc%d, %s, %s)", a, k, v);
+    else {
+        cu_xc_ref(c, b, a, k);
+        buf_printf(b, " = %s", v);
+    }
 }
 
 /* bytes of one element of access a's row cache in shared memory */

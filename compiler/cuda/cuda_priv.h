@@ -149,6 +149,9 @@ typedef struct KCtx {
     const IrNode *xc_e;
     int8_t xc_emap[IR_MAX_RANK];
     int xc_slot;
+    int xc_rewrote;              /* row_cache_rewrite stored a computed value over the cache */
+    int xc_pack;                 /* register row caches of 2-byte floats hold them
+                                  * as stored, two to a word (cu_xc_packed) */
 } KCtx;
 
 /* The dtype of a kernel input or output in device memory: its own, except
@@ -324,7 +327,10 @@ int cu_map_has_red(const KCtx *c, const IrNode *n, const int8_t *map);
 int cu_acc_full(const KCtx *c, const Access *a);
 int cu_acc_cached(const KCtx *c, const Access *a);
 void cu_xc_ref(const KCtx *c, Buf *b, int a, const char *k);
+void cu_xc_store(const KCtx *c, Buf *b, int a, const char *k, const char *v);
 int cu_xc_raw(const KCtx *c, int a);
+int cu_xc_packed(const KCtx *c, int a);
+int cu_row_cache_narrow(const KCtx *c);
 int cu_xc_bytes(const KCtx *c, int a);
 void cu_xc_value(const KCtx *c, int a, const char *e, Buf *cv);
 int cu_acc_per_column(const KCtx *c, const Access *a);

@@ -39,6 +39,20 @@ static __device__ __forceinline__ fz_u16 fz_f32_to_bf16(float f)
     return (fz_u16)(u >> 16);
 #endif
 }
+/* A register row cache of 2-byte floats holds two to a 32-bit word, element
+ * k in half k & 1 of word k / 2: ptxas gives each 16-bit value a register
+ * of its own, so unpacked the cache takes twice the registers. */
+static __device__ __forceinline__ fz_u16 fz_xc2_get(const unsigned *xc, int k)
+{
+    return (fz_u16)(k & 1 ? xc[k >> 1] >> 16 : xc[k >> 1] & 0xffffu);
+}
+/* elements are put in ascending order: an even k starts its word, an odd
+ * one fills the high half (one byte permute; with a mask and a shift ptxas
+ * spilled a bf16 Welford row of 32 elements a lane) */
+static __device__ __forceinline__ void fz_xc2_put(unsigned *xc, int k, fz_u16 h)
+{
+    xc[k >> 1] = k & 1 ? __byte_perm(xc[k >> 1], h, 0x5410) : (unsigned)h;
+}
 /* f32 division: the full-range approximation (2 ulp), no IEEE slow-path
  * call (which costs registers and a stack frame in every unrolled copy) */
 static __device__ __forceinline__ float fz_fdiv(float a, float b)

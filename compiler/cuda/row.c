@@ -667,11 +667,12 @@ static void row_cache_rewrite(KCtx *c, int from)
         }
         if (!covers)
             continue;
-        Buf ref = {0};
-        cu_xc_ref(c, &ref, slot, "k");
-        emit_line(&c->w, "%s = %s; /* the output pass reads it here */", ref.data, c->inst[i].name);
-        buf_free(&ref);
+        Buf st = {0};
+        cu_xc_store(c, &st, slot, "k", c->inst[i].name);
+        emit_line(&c->w, "%s; /* the output pass reads it here */", st.data);
+        buf_free(&st);
         c->xc_e = e;
+        c->xc_rewrote = 1;
         memcpy(c->xc_emap, c->inst[i].map, sizeof c->xc_emap);
         c->xc_slot = slot;
     }
@@ -703,8 +704,12 @@ static void row_cache_load(KCtx *c)
 {
     /* read the row once into registers (or shared memory) */
     for (int a = 0; a < c->nacc && !c->smem; a++)
-        if (cu_acc_cached(c, &c->acc[a]))
-            emit_line(&c->w, "%s xc%d[CAP];", cu_ctype(c->acc[a].node->dtype), a);
+        if (cu_acc_cached(c, &c->acc[a])) {
+            if (cu_xc_packed(c, a))
+                emit_line(&c->w, "unsigned xc%d[(CAP + 1) / 2]; /* two values a word */", a);
+            else
+                emit_line(&c->w, "%s xc%d[CAP];", cu_ctype(c->acc[a].node->dtype), a);
+        }
     const char *RR = row_end(c);
     if (c->cluster) {
         /* a row over the CL blocks of a cluster: this block's part, a
@@ -734,10 +739,10 @@ static void row_cache_load(KCtx *c)
             buf_printf(&e, "t%d.v[j]", a);
             cu_xc_value(c, a, e.data, &cv);
             Buf x = {0};
-            cu_xc_ref(c, &x, a, "kk * V + j");
+            cu_xc_store(c, &x, a, "kk * V + j", cv.data);
             emit_line(&c->w, "#pragma unroll");
             emit_line(&c->w, "for (int j = 0; j < V; j++)");
-            emit_line(&c->w, "    %s = %s;", x.data, cv.data);
+            emit_line(&c->w, "    %s;", x.data);
             buf_free(&x);
             buf_free(&e);
             buf_free(&cv);
@@ -758,9 +763,11 @@ static void row_cache_load(KCtx *c)
                 cu_acc_offset(c, &c->acc[a], "I", &off);
                 buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
                 cu_xc_value(c, a, e.data, &cv);
-                Buf x = {0};
-                cu_xc_ref(c, &x, a, "kk * V + j");
-                emit_line(&c->w, "%s = r >= 0 && r < %s ? %s : 0;", x.data, RR, cv.data);
+                Buf v = {0}, x = {0};
+                buf_printf(&v, "r >= 0 && r < %s ? %s : 0", RR, cv.data);
+                cu_xc_store(c, &x, a, "kk * V + j", v.data);
+                emit_line(&c->w, "%s;", x.data);
+                buf_free(&v);
                 buf_free(&x);
                 buf_free(&off);
                 buf_free(&e);
@@ -777,8 +784,8 @@ static void row_cache_load(KCtx *c)
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_cached(c, &c->acc[a])) {
             Buf x = {0};
-            cu_xc_ref(c, &x, a, "kk * V + j");
-            emit_line(&c->w, "%s = 0;", x.data);
+            cu_xc_store(c, &x, a, "kk * V + j", "0");
+            emit_line(&c->w, "%s;", x.data);
             buf_free(&x);
         }
     cu_close_scope(c);

@@ -106,6 +106,15 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
 {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
+/* byte n of the result: byte (s >> 4n) & 7 of the eight bytes y:x */
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
+{
+    unsigned long long b = ((unsigned long long)y << 32) | x;
+    unsigned r = 0;
+    for (int n = 0; n < 4; n++)
+        r |= (unsigned)((b >> (8 * ((s >> (4 * n)) & 7))) & 0xffu) << (8 * n);
+    return r;
+}
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
