@@ -377,7 +377,7 @@ static void emit_nvrtc_support(Emitter *e, Arena *a, const char *names, int fast
      * runtime's types, none of which the source uses: the same CUBIN, byte
      * for byte, for each of the 672 kernels of the examples and the emulator
      * and GPU test inputs (NVRTC 13.0, sm_90; tools/bench/nvrtc_same_sass.py),
-     * compiled 3-6% faster (docs/benchmarks.md, "Latency and JIT"); fusert
+     * compiled 3-6% faster (docs/benchmarks.md, "JIT times"); fusert
      * drops it for an NVRTC before 12.4 */
     emit_line(e, ".options = %s,", fast_math ? "\"-minimal --use_fast_math\"" : "\"-minimal\"");
     emit_line(e, ".per_kernel = 1,");

@@ -13,8 +13,10 @@ when it is not a git work tree), or over the tracked files under PATH...:
   citation   a line cites a file that is not in the repository: a shouting
              FOO.md, a folder beside the checkout, or a repository path such
              as docs/x.md or tools/x.sh that does not exist;
-  link       a relative markdown link in a .md file points at nothing
-             (anchors are not checked).
+  link       a relative markdown link in a .md file points at nothing, or
+             its #anchor at no heading of the page (GitHub's heading ids);
+  section    a .md file named with a quoted section title (docs/x.md,
+             "Title", or [x](x.md), "Title") has no heading of that title.
 
 With --fusec BIN, the narration and citation checks also run over what fusec
 writes for every examples/*.fuse (the .cu and .h of the cuda target and the
@@ -167,11 +169,69 @@ class Checker:
                 continue
             for m in MD_LINK.finditer(line):
                 target = m.group(1)
-                if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):
                     continue
-                target = target.split("#", 1)[0]
-                if not os.path.exists(os.path.normpath(os.path.join(self.root, base, target))):
+                target, _, anchor = target.partition("#")
+                path = os.path.normpath(os.path.join(self.root, base, target)) if target \
+                    else os.path.join(self.root, rel)
+                if not os.path.exists(path):
                     self.report(rel, n, "link", f"'{m.group(1)}' points at nothing", line)
+                elif anchor and path.endswith(".md") and anchor not in heading_ids(heading_titles(path)):
+                    self.report(rel, n, "link", f"'{m.group(1)}': no heading of {os.path.basename(path)} "
+                                f"has the id '{anchor}'", line)
+
+    def scan_sections(self, rel, text):
+        """A quoted section title after a .md file's name must be one of
+        its headings; the file is looked for beside rel, at the root and
+        under docs/."""
+        starts = [0]
+        for line in text.splitlines(True):
+            starts.append(starts[-1] + len(line))
+        for m in SECTION_REF.finditer(text):
+            n = next(i for i, st in enumerate(starts) if st > m.start())
+            line = text[starts[n - 1]:starts[n]]
+            if allowed(self.rules, rel, line):
+                continue
+            # a title across lines of a comment: the comment marks go
+            title = " ".join(re.sub(r"\n\s*(?:#|//|\*)?", " ", m.group(2)).split())
+            name = m.group(1)
+            path = next((q for q in (os.path.join(self.root, os.path.dirname(rel), name),
+                                     os.path.join(self.root, name),
+                                     os.path.join(self.root, "docs", name)) if os.path.isfile(q)), None)
+            if path and title not in heading_titles(path):
+                self.report(rel, n, "section", f"{name} has no section \"{title}\"", line)
+
+
+def heading_titles(path):
+    """The titles of a markdown file's headings (outside code blocks)."""
+    titles, in_code = [], False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lstrip().startswith("```"):
+                    in_code = not in_code
+                elif not in_code and re.match(r"#{1,6} ", line):
+                    titles.append(line.lstrip("#").strip())
+    except OSError:
+        pass
+    return titles
+
+
+def heading_ids(titles):
+    """GitHub's ids of those headings: lowercase, punctuation dropped,
+    spaces as hyphens, a repeated id numbered -1, -2, ..."""
+    ids, seen = set(), {}
+    for t in titles:
+        base = re.sub(r"[^\w\- ]", "", t.lower()).replace(" ", "-")
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        ids.add(base if n == 0 else f"{base}-{n}")
+    return ids
+
+
+# a .md file and a quoted section title after it: `x.md, "Title"` or
+# `[x](x.md), "Title"`, across a line break
+SECTION_REF = re.compile(r"([\w./-]+\.md)(?:\]\([^)\s]*\))?\)?,\s+\"([^\"]+)\"")
 
 
 def read_text(path):
@@ -226,6 +286,7 @@ def main():
         chk.scan_text(rel, text)
         if rel.endswith(".md"):
             chk.scan_links(rel, text)
+        chk.scan_sections(rel, text)
 
     ngen = 0
     if a.generated_only and not a.fusec:
