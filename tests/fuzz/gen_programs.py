@@ -71,6 +71,8 @@ class Fn:
         self.xrng = random.Random("cross " + name)
         # and for the softmax over leading or middle axes (online_softmax)
         self.srng = random.Random("softmax " + name)
+        # and for a row statistic applied back to an input (row_norm)
+        self.nrng = random.Random("rownorm " + name)
 
     def fresh(self):
         self.n += 1
@@ -146,6 +148,8 @@ class Fn:
             self.add("where(%s > 0, %s, %s)" % (a[0], a[0], b[0]), promote(a[1], b[1], a[2], b[2]), shp, False)
         elif len(a[2]) >= 2 and self.srng.random() < 0.15:
             self.online_softmax(a)
+        elif len(a[2]) >= 1 and self.nrng.random() < 0.25:
+            self.row_norm()
         elif a[2]:  # reduction
             rank = len(a[2])
             op = self.rng.choice(REDUCE)
@@ -190,6 +194,23 @@ class Fn:
         e = self.add("exp(%s - %s)" % (a[0], m[0]), a[1], a[2], True)
         s = self.add("sum(%s%s)" % (e[0], ax), a[1], shp, False)
         self.add("%s / %s" % (e[0], s[0]), a[1], a[2], True)
+
+    def row_norm(self):
+        """A statistic of an input's rows applied back to the input itself
+        (x * sum(x), x - logsumexp(x), ...): the row kernel's output pass
+        reads the input from its row cache, which holds 2-byte inputs
+        two to a register.  2-byte inputs first."""
+        ins = [v for v in self.vals if v[0].startswith("x") and v[2]]
+        narrow = [v for v in ins if v[1] in ("f16", "bf16")]
+        if not ins:
+            return
+        x = self.nrng.choice(narrow or ins)
+        op = self.nrng.choice(["sum", "mean", "max", "min", "logsumexp", "var"])
+        arg = self.bounded(x) if op in ("sum", "logsumexp") else x[0]
+        shp = x[2][:-1] + ["1"]
+        s = self.add("%s(%s, axis=-1, keepdims=true)" % (op, arg), x[1], shp, False)
+        form = self.nrng.choice(["%s - %s", "%s * %s", "%s / (abs(%s) + 1)"])
+        self.add(form % (x[0], s[0]), x[1], x[2], False)
 
     def cross(self, a, nkept, rows, keep):
         """Beside a reduction of a over its inner axes (the rows), one over
