@@ -28,7 +28,9 @@ Lines that match an entry of tools/check-docs.allow are not reported.
 Exit status: 0 when nothing is found, 1 when something is, 2 on bad usage.
 """
 import argparse
+import bisect
 import fnmatch
+import functools
 import os
 import re
 import subprocess
@@ -188,7 +190,7 @@ class Checker:
         for line in text.splitlines(True):
             starts.append(starts[-1] + len(line))
         for m in SECTION_REF.finditer(text):
-            n = next(i for i, st in enumerate(starts) if st > m.start())
+            n = bisect.bisect_right(starts, m.start())
             line = text[starts[n - 1]:starts[n]]
             if allowed(self.rules, rel, line):
                 continue
@@ -202,6 +204,7 @@ class Checker:
                 self.report(rel, n, "section", f"{name} has no section \"{title}\"", line)
 
 
+@functools.lru_cache(maxsize=None)
 def heading_titles(path):
     """The titles of a markdown file's headings (outside code blocks)."""
     titles, in_code = [], False
@@ -214,7 +217,7 @@ def heading_titles(path):
                     titles.append(line.lstrip("#").strip())
     except OSError:
         pass
-    return titles
+    return tuple(titles)
 
 
 def heading_ids(titles):
