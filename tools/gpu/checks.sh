@@ -26,8 +26,9 @@
 #             softmax_rows in bf16: throughput, memory, occupancy, launch (csv)
 #
 #   build here:  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release &&
-#                cmake --build build-dev -j2 --target fusec fusert fusert_static nvrtc-check
-#   (fusert_static: tests/gpu/c-drivers.test installs the build for its cmake flavour)
+#                cmake --build build-dev -j2 --target fusec fusert fusert_static fusert-cache nvrtc-check
+#   (fusert_static and fusert-cache: tests/gpu/c-drivers.test installs the build
+#   for its cmake flavour, and the install takes every installed target)
 #   then run this script there with build-dev copied along (tools/gpu/run.sh
 #   says where lit and FileCheck come from when that machine lacks them).
 set -o pipefail
