@@ -399,6 +399,7 @@ void cu_emit_cols_rows_body(KCtx *c);
 void cu_host_side_bytes(KCtx *c, Buf *b);
 int cu_ncol_reds(const KCtx *c);
 void cu_emit_row_body(KCtx *c, int cached);
+void cu_emit_cached_row_body(KCtx *c);
 
 /* ---- reduce.c ------------------------------------------------------------ */
 void cu_emit_scalar_body(KCtx *c);

@@ -138,27 +138,8 @@ static void emit_row_bodies(KCtx *c, int *dyn_smem)
     c->subwarp = L->subwarp;
     c->window = L->window;
     c->cluster = L->cluster;
-    if (L->cached) {
-        /* 2-byte floats in a register row cache are held as stored, two to
-         * a word, where the last round stores no computed value over them
-         * (row_cache_rewrite, which needs the compute type): a first
-         * emission, dropped, tells which.  Packed, the windowed bf16
-         * log-softmax up to 8192 takes 62 registers instead of 79. */
-        if (cu_row_cache_narrow(c)) {
-            Buf scratch = {0};
-            Buf *out = c->w.out;
-            const int tmp = c->tmp;
-            c->w.out = &scratch;
-            c->xc_rewrote = 0;
-            cu_emit_row_body(c, 1);
-            c->w.out = out;
-            c->tmp = tmp;
-            buf_free(&scratch);
-            c->xc_pack = !c->xc_rewrote;
-        }
-        cu_emit_row_body(c, 1);
-        c->xc_pack = 0;
-    }
+    if (L->cached)
+        cu_emit_cached_row_body(c);
     if (L->smem && !*dyn_smem) {
         buf_puts(c->w.out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
                            " * CPU emulator of the tests defines FZ_DYN_SMEM itself. */\n"
