@@ -169,7 +169,7 @@ typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, V
 typedef struct Variant {
     VariantKind kind;
     int i64;  /* int64 indices */
-    int tpr;  /* row kernels: threads per row */
+    int tpr;  /* row kernels: threads per row (0: a row a block, its width set at launch) */
     int cap;  /* cached row kernels: elements per thread */
     int bs;   /* threads per block */
     int vw;   /* cached row kernels: elements per vector access */
@@ -177,6 +177,7 @@ typedef struct Variant {
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
     int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
+    int mb;   /* cached row kernels: blocks of bs a multiprocessor its launch bound asks for (0: none) */
     char name[200];
 } Variant;
 

@@ -139,7 +139,7 @@ static void fast_template(const char *t, const char *const *ops, Buf *b)
  * (below 6.1e-5) are spaced wider than its tolerance allows there, and a
  * long softmax row of f16 then rounded 27 of 600000 values the other way.
  * Not in row kernels: they are bound by memory, and with __expf ptxas
- * spilled softmax's bf16 `_r4096w`. */
+ * spilled softmax's bf16 windowed rows of 4096. */
 static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast, int narrow)
 {
     const OpInfo *oi = &op_info[n->op];

@@ -460,6 +460,40 @@ template <class R, int NW> static __device__ __forceinline__ typename R::S fz_bl
     __syncthreads();
     return r;
 }
+/* fz_block_reduce over nw warps known only at run time, at most NW (a
+ * power of two up to 32; a row a block, the block as wide as the launch
+ * makes it): the same chain, or the same tree with the lanes past nw left
+ * out, so nw = NW gives fz_block_reduce<R, NW>'s result bit for bit.  The
+ * chain's unrolling is left to the compiler: unrolled over NW, each step
+ * predicated, or kept a loop (unroll 1), ptxas spilled 12 bytes of bf16
+ * layernorm's windowed body (sm_90). */
+template <class R, int NW> static __device__ __forceinline__ typename R::S fz_block_reduce_n(typename R::S a, int nw)
+{
+    static_assert(NW >= 1 && NW <= 32 && (NW & (NW - 1)) == 0, "NW a power of two up to 32");
+    __shared__ typename R::S sh[NW];
+    a = fz_warp_reduce<R, 32>(a);
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = a;
+    __syncthreads();
+    typename R::S r = sh[0];
+    if (R::TREE) {
+        /* lane 0 only ever takes in lanes under nw */
+        const int l = (int)(threadIdx.x & 31);
+        r = sh[l < nw ? l : 0];
+#pragma unroll
+        for (int o = NW / 2; o > 0; o >>= 1) {
+            const typename R::S t = R::shfl(r, o);
+            if ((l ^ o) < nw)
+                r = R::comb(r, t);
+        }
+        r = R::bcast(r, 0, 32);
+    } else {
+        for (int k = 1; k < nw; k++)
+            r = R::comb(r, sh[k]);
+    }
+    __syncthreads();
+    return r;
+}
 /* Thread block clusters (sm_90 on): a row split over CL blocks of one
  * cluster.  FZ_CLUSTER(n) fixes a kernel's cluster width; compiled for an
  * older architecture the kernel has none, which the launcher reads back

@@ -538,6 +538,12 @@ static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const ch
                   "stream, args);\n", base + i, v[i].name, v[i].bs, i);
     buf_puts(b, "        }\n    }\n");
 }
+/* The rows a block of register variant v takes at once */
+static int rpb_of(const Variant *v)
+{
+    return v->tpr ? v->bs / v->tpr : 1;
+}
+
 /* Row kernels: the first variant whose row shape and alignment hold, in
  * plan order: on-chip, warp a row, windowed looped, block a row. */
 static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
@@ -559,7 +565,9 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     for (int i = 0; i < nv; i++) {
         const char *cond = v[i].i64 ? "" : "!big && ";
         if (v[i].kind == VK_ROW_C) {
-            int rpb = v[i].bs / v[i].tpr;
+            /* tpr 0: a row a block, of at most bs threads (the width set below) */
+            const int maxt = v[i].tpr ? v[i].tpr : v[i].bs;
+            int rpb = rpb_of(&v[i]);
             if (v[i].sh)
                 host_row_window_check(c, b, v[i].vw, &win_checked);
             if (v[i].sm) {
@@ -568,7 +576,7 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             }
             if (v[i].sh) {
                 /* the row plus its shift fits */
-                buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, v[i].tpr * v[i].cap);
+                buf_printf(b, "    if (%srwin && rlen + %d <= %d) {\n", cond, v[i].vw - 1, maxt * v[i].cap);
             } else if (v[i].cl > 1) {
                 /* a row over the blocks of a cluster: whole aligned
                  * vectors, and a kernel built with the cluster width
@@ -584,9 +592,9 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             } else if (v[i].vw > 1) {
                 /* 16-byte row accesses: whole vectors per row, aligned rows */
                 host_row_vec_check(c, b, i, v[i].vw);
-                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, v[i].tpr * v[i].cap);
+                buf_printf(b, "    if (%srvec%d && rlen <= %d) {\n", cond, i, maxt * v[i].cap);
             } else
-                buf_printf(b, "    if (%srlen <= %d) {\n", cond, v[i].tpr * v[i].cap);
+                buf_printf(b, "    if (%srlen <= %d) {\n", cond, maxt * v[i].cap);
             if (v[i].cl == 1)
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
         } else if (v[i].tpr == 32) {
@@ -650,20 +658,27 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             host_launch(b, "    ", base + i, &v[i], "(unsigned)blocks", "256");
             continue;
         }
+        char bs[16];
+        snprintf(bs, sizeof bs, "%d", v[i].bs);
+        if (v[i].kind == VK_ROW_C && !v[i].tpr) {
+            /* the fewest warps whose CAP elements each hold the row (and
+             * its shift, windowed) */
+            buf_printf(b, "        const int tw = (int)((rlen + %d) / %d + 31) / 32 * 32;\n",
+                       v[i].sh ? v[i].vw - 1 + v[i].cap - 1 : v[i].cap - 1, v[i].cap);
+            snprintf(bs, sizeof bs, "tw");
+        }
         if (v[i].kind == VK_ROW_C) {
             /* blocks holds groups of rows (one row for a cluster, else
              * the block's rows); the grid follows from their bytes */
-            int gr = v[i].cl > 1 ? 1 : v[i].bs / v[i].tpr;
-            buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %d, sm_count, %d);\n", gr * ebytes,
-                       v[i].bs, v[i].cl);
+            int gr = v[i].cl > 1 ? 1 : rpb_of(&v[i]);
+            buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %s, sm_count, %d);\n", gr * ebytes,
+                       bs, v[i].cl);
         } else {
             /* a row reduction, a warp a row: at most 256 blocks a
              * multiprocessor, the grid these kernels are measured with
              * (fzk_row_grid is measured on the cached ones above) */
             buf_puts(b, "        if (blocks > (int64_t)sm_count * 256)\n            blocks = (int64_t)sm_count * 256;\n");
         }
-        char bs[16];
-        snprintf(bs, sizeof bs, "%d", v[i].bs);
         host_launch(b, "        ", base + i, &v[i], "(unsigned)blocks", bs);
         buf_puts(b, "    }\n");
     }

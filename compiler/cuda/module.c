@@ -69,6 +69,9 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
              * spilled (sm_90) */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
                       v[i].name, pd);
+        else if (v[i].mb)
+            emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, v[i].mb,
+                      v[i].name, pd);
         else
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", v[i].bs, v[i].name, pd);
         emit_line(&c->w, "{");

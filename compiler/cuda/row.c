@@ -415,6 +415,17 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
     cu_close_scope(c);
 }
 
+/* rb, the row index of the cached body's vector kk of this lane: vectors
+ * vlane, vlane + vstep, ... (cu_emit_row_body), less the window's shift */
+static void row_vec_start(KCtx *c)
+{
+    if (c->smem)
+        emit_line(&c->w, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
+    else
+        emit_line(&c->w, "const I rb = %s((I)kk * vstep + vlane) * V%s;", c->cluster ? "rlo + " : "",
+                  c->window ? " - sh" : "");
+}
+
 /* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
  * vectors, checked by the launcher; `_rlw_body`, windowed: rows at any
  * offset, every row-shaped pointer at the same one): each lane reads
@@ -479,7 +490,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
         emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
         emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
         cu_open_scope(c);
-        emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+        row_vec_start(c);
         emit_line(&c->w, "if (rb < %s) {", row_end(c));
         cu_open_scope(c);
         for (int i = 0; vs && i < c->k->noutputs; i++)
@@ -725,7 +736,7 @@ static void row_cache_load(KCtx *c)
     emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
     emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
     cu_open_scope(c);
-    emit_line(&c->w, "const I rb = %s((I)kk * TPR + lane) * V%s;", c->cluster ? "rlo + " : "", c->window ? " - sh" : "");
+    row_vec_start(c);
     if (c->window)
         emit_line(&c->w, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
     else
@@ -797,9 +808,16 @@ static void row_cache_load(KCtx *c)
  * or one of logsumexp's two sweeps */
 static void row_thread_reduce(KCtx *c, int cached, int id, const char *field, const char *red)
 {
-    emit_line(&c->w, "a%d%s = (TPR <= 32) ? fz_warp_reduce<R%d%s, TPR <= 32 ? TPR : 32>(a%d%s)"
-                 " : fz_block_reduce<R%d%s, (TPR >= 64 ? TPR / 32 : 1)>(a%d%s);",
-              id, field, id, red, id, field, id, red, id, field);
+    if (cached && !c->smem)
+        /* the register body: TPRC threads a row, or (0) a block's width */
+        emit_line(&c->w, "a%d%s = (TPRC == 0) ? fz_block_reduce_n<R%d%s, BS / 32>(a%d%s, TPR / 32)"
+                     " : (TPRC <= 32) ? fz_warp_reduce<R%d%s, (TPRC > 0 && TPRC <= 32 ? TPRC : 32)>(a%d%s)"
+                     " : fz_block_reduce<R%d%s, (TPRC >= 64 ? TPRC / 32 : 1)>(a%d%s);",
+                  id, field, id, red, id, field, id, red, id, field, id, red, id, field);
+    else
+        emit_line(&c->w, "a%d%s = (TPR <= 32) ? fz_warp_reduce<R%d%s, TPR <= 32 ? TPR : 32>(a%d%s)"
+                     " : fz_block_reduce<R%d%s, (TPR >= 64 ? TPR / 32 : 1)>(a%d%s);",
+                  id, field, id, red, id, field, id, red, id, field);
     if (cached && c->cluster) {
         emit_line(&c->w, "if (CL > 1)");
         emit_line(&c->w, "    a%d%s = fz_cluster_reduce<R%d%s, CL>(a%d%s, clp);", id, field, id, red, id, field);
@@ -906,7 +924,7 @@ void cu_emit_row_body(KCtx *c, int cached)
     if (cached && c->smem)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
     else if (cached)
-        emit_line(&c->w, "template <class I, int TPR, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
+        emit_line(&c->w, "template <class I, int TPRC, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
                   c->cluster ? ", int CL" : "");
     else if (c->loopvec)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V>");
@@ -926,8 +944,24 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_groups_product(c, 1, &rr);
     emit_line(&c->w, "const I nrows = %s;", nr.data);
     emit_line(&c->w, "const I R = %s; /* elements per row */", rr.data);
-    emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
-    emit_line(&c->w, "const I rows_per_block = BS / TPR;");
+    /* the register body's rows: TPRC threads each, BS / TPRC a block; or
+     * (TPRC 0) one a block, the launch's block width of threads */
+    const int rc = cached && !c->smem;
+    if (rc) {
+        emit_line(&c->w, "const int TPR = TPRC ? TPRC : (int)blockDim.x; /* threads a row */");
+        emit_line(&c->w, "const int lane = (int)(TPRC ? threadIdx.x %% TPR : threadIdx.x);");
+        emit_line(&c->w, "const I rows_per_block = TPRC ? BS / TPR : 1;");
+        /* a lane's vectors: vlane, vlane + vstep, ...  TPRC 0: each warp
+         * holds a run of CAP / V times 32 vectors, so they lie 32 apart
+         * whatever the width (constant offsets, where a stride of the
+         * width took ptxas up to 24 registers more) */
+        emit_line(&c->w, "const int vlane = TPRC ? lane : (lane >> 5) * (CAP / V) * 32 + (lane & 31);");
+        emit_line(&c->w, "const int vstep = TPRC ? TPR : 32;");
+    } else {
+        emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
+        emit_line(&c->w, "const I rows_per_block = BS / TPR;");
+    }
+    const char *rib = rc ? "(TPRC ? threadIdx.x / TPR : 0)" : "(threadIdx.x / TPR)";
     if (cached && c->smem) {
         /* the row in dynamic shared memory, CAP elements a lane (the
          * launcher's shared bytes are TPR * CAP times the cached accesses'
@@ -962,18 +996,18 @@ void cu_emit_row_body(KCtx *c, int cached)
          * exists, so every lane reaches the same shuffles; a lane past the
          * last row reads the last row (indices stay in bounds), takes no
          * element (Rr = 0) and writes nothing. */
-        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR);"
-                     " row - (I)((threadIdx.x & 31) / TPR) < nrows; row += (I)%s * rows_per_block) {",
-             bx, gx);
+        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)%s;"
+                     " row - (I)%s < nrows; row += (I)%s * rows_per_block) {",
+             bx, rib, rc ? "(TPRC ? (threadIdx.x & 31) / TPR : 0)" : "((threadIdx.x & 31) / TPR)", gx);
         cu_open_scope(c);
         emit_line(&c->w, "const bool rowok = row < nrows;");
         emit_line(&c->w, "const I rowc = rowok ? row : nrows - 1;");
         emit_line(&c->w, "const I Rr = rowok ? R : (I)0;");
         cu_decompose(c, "rowc", 0);
     } else {
-        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)(threadIdx.x / TPR); row < nrows;"
+        emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)%s; row < nrows;"
                      " row += (I)%s * rows_per_block) {",
-             bx, gx);
+             bx, rib, gx);
         cu_open_scope(c);
         cu_decompose(c, "row", 0);
     }

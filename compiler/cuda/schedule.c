@@ -261,16 +261,17 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->cl = 1;
     x->sm = 0;
     x->ws = 0;
+    x->mb = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
 /* The on-chip variants past 16384 elements of vw-element vectors, i (0-3):
  * 1024 threads of 32 (rows to 32768, read once; the looped kernel read
  * rows of 32000 three times, at 46% of copy: softmax, H200); then, over
- * the blocks of a thread block cluster (sm_90 on), the _r16384 body on 4
- * or 8 blocks and the _r32768 body on 8, the partial reductions combined
- * through the cluster's shared memory (fz_cluster_reduce).  Two blocks of
- * 512 a multiprocessor beat one of 1024 (H200, 2^26 f32, softmax at
+ * the blocks of a thread block cluster (sm_90 on), the body of 512
+ * threads of 32 on 4 or 8 blocks and the _r32768 body on 8, the partial
+ * reductions combined through the cluster's shared memory
+ * (fz_cluster_reduce).  Two blocks of 512 a multiprocessor beat one of 1024 (H200, 2^26 f32, softmax at
  * 65536 / 131072: 190 / 204 us on 2 / 4 blocks of 1024, 170 / 173 on 4 / 8
  * of 512; torch eager 271 / 267). */
 static const int long_tpr[4] = {1024, 512, 512, 1024}, long_cl[4] = {1, 4, 8, 8};
@@ -714,6 +715,31 @@ static int plan_scalar(KCtx *c, Variant *v)
     return n;
 }
 
+/* The register variants of rows past 1024 whose block width the launch
+ * sets (tpr 0): 16 elements a thread on up to 256 threads, then 32 on up
+ * to 512 (rows up to 4096 and 16384, plus V - 1 when windowed: sh).  The
+ * launch gives a row the fewest warps that hold it, so no more than a
+ * warp's share of a block idles: over fixed widths of a power of two,
+ * rows of 4097 left half of a block of 256 threads of 32 idle, and rows
+ * of 5120 three eighths. */
+static void add_width_rows(KCtx *c, Variant *v, int *n, int i64, int vw, int sh)
+{
+    static const char *const nm[2][2] = {{"_rt16", "_rt32"}, {"_rt16w", "_rt32w"}};
+    for (int i = 0; i < 2; i++) {
+        /* rows that are not contiguous (vw 1) keep 256 threads of 32,
+         * the most registers a thread */
+        add_variant(c->k, v, n, VK_ROW_C, i64, 0, 16 << i, vw > 1 ? 256 << i : 256, nm[sh][i]);
+        v[*n - 1].vw = vw;
+        v[*n - 1].sh = sh;
+        /* 512 threads of 32 whole vectors: two blocks a multiprocessor
+         * (64 registers) where the long rows' rule says they fit
+         * (long_rows_fit); with the block size alone ptxas gave f32
+         * layernorm's 78 registers, one block of 512 a multiprocessor */
+        if (i == 1 && !sh && vw > 1 && long_rows_fit(c))
+            v[*n - 1].mb = 2;
+    }
+}
+
 /* Symbolic rows of a row kernel whose row is cached: the on-chip size
  * buckets (with windowed and element-wise twins), picked at launch. */
 static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
@@ -776,23 +802,14 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
         }
         add_variant(k, v, &n, VK_ROW_C, i64, t1k, 1024 / t1k, 128, "_r1024s");
     }
-    /* a block of 128 threads per row, 16 elements each, up to
-     * 2048 (static rows of 1025 to 4096 take 128 threads too): in
-     * the block of 256 a row of 1536 gave half the threads two
-     * vectors and half one */
-    add_variant(k, v, &n, VK_ROW_C, i64, 128, 16, 128, "_r2048");
-    v[n - 1].vw = vw;
-    /* a block of 256 threads per row, 16 or 32 elements each */
-    add_variant(k, v, &n, VK_ROW_C, i64, 256, 16, 256, "_r4096");
-    v[n - 1].vw = vw;
-    add_variant(k, v, &n, VK_ROW_C, i64, 256, 32, 256, "_r8192");
-    v[n - 1].vw = vw;
+    /* rows past 1024: a row a block, 16 elements a thread on up to 256
+     * threads, then 32 on up to 512 (vocabularies, wide layers: rows
+     * of 12000 and 16384 on the H200 went from 45-61% to 86-95% of
+     * copy against the looped kernel, which reads them two or three
+     * times).  The launch sets the block's width: the fewest warps
+     * that hold the row (add_width_rows) */
+    add_width_rows(c, v, &n, i64, vw, 0);
     if (vw > 1) {
-        /* 512 threads: rows of 8193 to 16384 (vocabularies, wide
-         * layers) read once instead of two or three times (12000
-         * and 16384 on the H200: 45-61% -> 86-95% of copy) */
-        add_variant(k, v, &n, VK_ROW_C, i64, 512, 32, 512, "_r16384");
-        v[n - 1].vw = vw;
         /* rows of 16385 to 262144 (add_long_row; the late ones in
          * plan_rows) */
         for (int i = 0; long_rows_fit(c) && i < 4; i++)
@@ -805,15 +822,8 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
      * 76%); _r4096s spilled.  The windowed ones read vectors up
      * to 16384; an _r32768w spilled (1024 threads leave 64
      * registers for 32 elements and their bounds) */
-    if (win) {
-        static const int wt[4] = {128, 256, 256, 512}, wc[4] = {16, 16, 32, 32};
-        static const char *const wn[4] = {"_r2048w", "_r4096w", "_r8192w", "_r16384w"};
-        for (int i = 0; i < 4; i++) {
-            add_variant(k, v, &n, VK_ROW_C, i64, wt[i], wc[i], wt[i], wn[i]);
-            v[n - 1].vw = vw;
-            v[n - 1].sh = 1;
-        }
-    }
+    if (win)
+        add_width_rows(c, v, &n, i64, vw, 1);
     *np = n;
 }
 
@@ -1099,7 +1109,7 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
             continue;
         L->cached |= !v->sm;
         L->smem |= v->sm;
-        L->subwarp |= v->tpr < 32;
+        L->subwarp |= v->tpr > 0 && v->tpr < 32;
         L->window |= v->sh;
         L->cluster |= v->cl > 1;
     }
