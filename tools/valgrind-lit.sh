@@ -65,7 +65,9 @@ paths=()
 for s in "${suites[@]}"; do paths+=("$src/tests/$s"); done
 
 rc=0
-python3 "$lit" -q -j"${JOBS:-2}" --param site="$shadow/tests/lit.site.cfg.py" \
+# -sv: a test that fails under valgrind shows its output, so a failure that
+# does not come back on a rerun can still be read
+python3 "$lit" -sv -j"${JOBS:-2}" --param site="$shadow/tests/lit.site.cfg.py" \
     "${paths[@]}" || rc=1
 runs=$(ls "$logs" | grep -c '^vg\.' || true)
 if [[ -s "$logs/FAILED" ]]; then
