@@ -954,7 +954,7 @@ void cu_emit_row_body(KCtx *c, int cached)
         /* a lane's vectors: vlane, vlane + vstep, ...  TPRC 0: each warp
          * holds a run of CAP / V times 32 vectors, so they lie 32 apart
          * whatever the width (constant offsets, where a stride of the
-         * width took ptxas up to 24 registers more) */
+         * width takes ptxas up to 24 registers more) */
         emit_line(&c->w, "const int vlane = TPRC ? lane : (lane >> 5) * (CAP / V) * 32 + (lane & 31);");
         emit_line(&c->w, "const int vstep = TPRC ? TPR : 32;");
     } else {

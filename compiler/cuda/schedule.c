@@ -719,9 +719,9 @@ static int plan_scalar(KCtx *c, Variant *v)
  * sets (tpr 0): 16 elements a thread on up to 256 threads, then 32 on up
  * to 512 (rows up to 4096 and 16384, plus V - 1 when windowed: sh).  The
  * launch gives a row the fewest warps that hold it, so no more than a
- * warp's share of a block idles: over fixed widths of a power of two,
- * rows of 4097 left half of a block of 256 threads of 32 idle, and rows
- * of 5120 three eighths. */
+ * warp's share of a block idles, where fixed widths of a power of two
+ * would leave half of a block of 256 threads of 32 idle for rows of 4097,
+ * and three eighths for rows of 5120. */
 static void add_width_rows(KCtx *c, Variant *v, int *n, int i64, int vw, int sh)
 {
     static const char *const nm[2][2] = {{"_rt16", "_rt32"}, {"_rt16w", "_rt32w"}};
@@ -733,7 +733,7 @@ static void add_width_rows(KCtx *c, Variant *v, int *n, int i64, int vw, int sh)
         v[*n - 1].sh = sh;
         /* 512 threads of 32 whole vectors: two blocks a multiprocessor
          * (64 registers) where the long rows' rule says they fit
-         * (long_rows_fit); with the block size alone ptxas gave f32
+         * (long_rows_fit); with the block size alone ptxas gives f32
          * layernorm's 78 registers, one block of 512 a multiprocessor */
         if (i == 1 && !sh && vw > 1 && long_rows_fit(c))
             v[*n - 1].mb = 2;
