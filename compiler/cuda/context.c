@@ -448,12 +448,13 @@ int cu_xc_packed(const KCtx *c, int a)
 
 /* The value of element k of cached access a's row cache: a register array
  * (xc<a>[k], or packed fz_xc2_get), or in shared memory (c->smem) the
- * lane's k-th word, lanes interleaved, so the 32 lanes of a warp reading
- * one k touch 32 consecutive words (no bank conflicts, no padding) */
+ * lane's k-th word, the lanes of a warp interleaved, so the 32 lanes
+ * reading one k touch 32 consecutive words (no bank conflicts, no
+ * padding) */
 void cu_xc_ref(const KCtx *c, Buf *b, int a, const char *k)
 {
     if (c->smem)
-        buf_printf(b, "xc%d[(%s) * TPR]", a, k);
+        buf_printf(b, "xc%d[(%s) * 32]", a, k);
     else if (cu_xc_packed(c, a))
         buf_printf(b, "fz_xc2_get(xc%d, %s)", a, k);
     else

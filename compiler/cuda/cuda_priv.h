@@ -128,7 +128,8 @@ typedef struct KCtx {
                                   * CL blocks of a cluster, [rlo, rhi) each */
     int smem;                    /* the cached row body keeps the row in dynamic shared
                                   * memory (`_rs_body`, the `_rsm` variants): CAP is
-                                  * the row's, element k of a lane at xc<a>[k * TPR] */
+                                  * the row's, element k of a lane at xc<a>[k * 32]
+                                  * (each warp holds its own run) */
     int loopvec;                 /* the looped row body reads V-element vectors
                                   * (`_rlv_body`, the `_blockv` variant) */
     int loopwin;                 /* ... at any element offset: windowed vectors
@@ -181,7 +182,7 @@ typedef struct Variant {
     char name[200];
 } Variant;
 
-/* The windowed looped row kernels (_blockw, _blockw512, _blockw_i64): the
+/* The windowed looped row kernels (_blockw, _blockw_i64): the
  * only variants that take wrev, after the others' arguments */
 static inline int is_wloop(const Variant *v) { return v->kind == VK_ROW_L && v->sh; }
 
@@ -233,7 +234,7 @@ struct CudaModule {
  * reads the row from memory once per reduction round and once more to
  * write it.  _rsm: rows of whole aligned vectors; _rsmw: windowed
  * (row_windowable), rows at any element offset.  Blocks of 512 threads
- * where two rows fit a multiprocessor's shared memory (_rsmw512), else of
+ * where two rows fit a multiprocessor's shared memory, else of
  * 1024.  On the H200 (fusec symbolic, 2^26 f32
  * elements, rows of 16387 / 25001 / 40001 / 50257, us): softmax looped
  * 316 / 348 / 379 / 430, 1024 threads 353 / 326 / 286 / 293, 512 threads

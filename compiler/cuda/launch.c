@@ -116,27 +116,27 @@ static void host_row_wloop_grid(Buf *b, const char *in)
                in, in, in);
 }
 
-/* Which of the windowed looped kernels with int indices v[wi] (_blockw,
- * blocks of 1024) and v[wi + 1] (_blockw512) to take: 1024 where a
+/* Which block the windowed looped kernel with int indices v[wi] (_blockw,
+ * a row a block of the launch's width) takes: 1024 threads where a
  * multiprocessor holds two such blocks (the registers ptxas gave the
  * kernel, asked at launch) and the row gives each thread of 1024 at least
  * FZK_ROW_WLOOP_VECS (4) of its vectors a pass (rows of 4 x 1024
  * vectors: 32768 bf16 elements, 16384 f32), else 512.  The block's
  * barriers and reductions cost the same at any row length; a shorter row
  * leaves each thread too few reads to cover them, and half the block
- * pays half.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds of
- * each; 0: not asked, or the runtime cannot say). */
+ * pays half.  Sets wbs, wb1 and wb2 (the blocks a multiprocessor holds at
+ * each width; 0: not asked, or the runtime cannot say). */
 static void host_row_wloop_choose(Buf *b, const Variant *v, int wi, int base, const char *in)
 {
     buf_printf(b, "%sfusert_status wst = FZK_BLOCKS_PER_SM(%d, %s, 1024, &wb1);\n", in, base + wi, v[wi].name);
     buf_printf(b, "%sif (wst != FUSERT_SUCCESS)\n%s    return wst;\n%swbs = 1024;\n", in, in, in);
     buf_printf(b, "%sif (wb1 < 2 || FZK_ROW_WLOOP_SHORT(rlen, %d)) {\n", in, v[wi].vw);
-    buf_printf(b, "%s    wst = FZK_BLOCKS_PER_SM(%d, %s, 512, &wb2);\n", in, base + wi + 1, v[wi + 1].name);
+    buf_printf(b, "%s    wst = FZK_BLOCKS_PER_SM(%d, %s, 512, &wb2);\n", in, base + wi, v[wi].name);
     buf_printf(b, "%s    if (wst != FUSERT_SUCCESS)\n%s        return wst;\n%s    wbs = 512;\n%s}\n", in, in, in, in);
 }
 
-/* The windowed looped kernels with int indices before the shared-memory
- * variants, v[i] and v[i + 1] (host_row_wloop_choose), taken where the
+/* The windowed looped kernel with int indices before the shared-memory
+ * variants, v[i] (its block from host_row_wloop_choose), taken where the
  * rows in flight fit the device's L2 (each row is read once per reduction
  * round and once more to write): the block chosen, else one of 1024 where
  * those fit.  Rows in flight = blocks a multiprocessor x multiprocessors,
@@ -161,15 +161,15 @@ static void host_row_wloop_fit(KCtx *c, Buf *b, const Variant *v, int i, int bas
     host_row_wloop_grid(b, "            ");
     buf_puts(b, "            if (wbs == 512 && wr2 <= (int64_t)l2) {\n"
                 "                wrev = fzk_row_rev(wr2, l2);\n");
-    host_launch(b, "                ", base + i + 1, &v[i + 1], "(unsigned)blocks", "512");
+    host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "512");
     buf_puts(b, "            }\n            if (wr1 <= (int64_t)l2) {\n"
                 "                wrev = fzk_row_rev(wr1, l2);\n");
     host_launch(b, "                ", base + i, &v[i], "(unsigned)blocks", "1024");
     buf_puts(b, "            }\n        }\n    }\n");
 }
 
-/* After the shared-memory variants: the windowed looped kernels with int
- * indices (v[wi], v[wi + 1]; host_row_wloop_choose unless
+/* After the shared-memory variants: the windowed looped kernel with int
+ * indices (v[wi], its block from host_row_wloop_choose unless
  * host_row_wloop_fit chose already) for rows no shared-memory variant
  * took, then the one with 64-bit indices, v[i] (blocks of 1024), for the
  * tensors of 2^31 elements or more */
@@ -184,7 +184,7 @@ static void host_row_wloop_rest(Buf *b, const Variant *v, int wi, int i, int bas
     buf_puts(b, "        wrev = fzk_row_rev(fzk_row_flight(nrows, wbs == 1024 ? wb1 : wb2, sm_count) * wrow, l2);\n");
     buf_puts(b, "        if (wbs == 1024)\n");
     host_launch(b, "            ", base + wi, &v[wi], "(unsigned)blocks", "1024");
-    host_launch(b, "        ", base + wi + 1, &v[wi + 1], "(unsigned)blocks", "512");
+    host_launch(b, "        ", base + wi, &v[wi], "(unsigned)blocks", "512");
     /* 2^31 elements or more: the L2 was not asked yet; rows in flight
      * counted at a block a multiprocessor (the kernel's occupancy is not
      * asked) */
@@ -509,12 +509,11 @@ static void launch_scalar(KCtx *c, const Variant *v, int nv, int base, Buf *b)
 
 /* A row held in dynamic shared memory (the _rsm variants): CAP elements a
  * thread (as the kernel computes it), when the device lets a block have
- * them beside its static shared memory. */
+ * them beside its static shared memory.  Blocks of 512 threads where two
+ * rows fit a multiprocessor's shared memory, else of 1024: one block
+ * loads while the other reduces and writes. */
 static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const char *cond, int ebytes, Buf *b)
 {
-    /* smem_row_bytes and smem_fits, over the call's rlen */
-    int span = v[i].tpr * v[i].vw;
-    int per = 1024 / v[i].bs;
     char ok[32];
     if (v[i].sh)
         snprintf(ok, sizeof ok, "rwin");
@@ -522,21 +521,25 @@ static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const ch
         host_row_vec_check(c, b, i, v[i].vw);
         snprintf(ok, sizeof ok, "rvec%d", i);
     }
-    buf_printf(b, "    const int64_t smb%d = (rlen + %d) / %d * %d;\n", i,
-               v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
-    buf_printf(b, "    if (%s%s && %d * (smb%d + %d) <= %d) {\n", cond, ok, per, i, SMEM_ROW_STATIC,
-               SMEM_ROW_MAX_OPTIN);
-    buf_puts(b, "        int smo = 0;\n"
-                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
-                "        if (sst != FUSERT_SUCCESS)\n"
-                "            return sst;\n");
-    buf_printf(b, "        if (%d * (smb%d + %d) <= smo && smb%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
-               per, i, SMEM_ROW_STATIC, i);
-    buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes,
-               v[i].bs);
-    buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d, "
-                  "stream, args);\n", base + i, v[i].name, v[i].bs, i);
-    buf_puts(b, "        }\n    }\n");
+    for (int bs = v[i].bs / 2; bs <= v[i].bs; bs *= 2) {
+        /* smem_row_bytes and smem_fits, over the call's rlen */
+        int span = bs * v[i].vw;
+        int per = 1024 / bs;
+        buf_printf(b, "    const int64_t smb%d_%d = (rlen + %d) / %d * %d;\n", i, bs,
+                   v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
+        buf_printf(b, "    if (%s%s && %d * (smb%d_%d + %d) <= %d) {\n", cond, ok, per, i, bs, SMEM_ROW_STATIC,
+                   SMEM_ROW_MAX_OPTIN);
+        buf_puts(b, "        int smo = 0;\n"
+                    "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
+                    "        if (sst != FUSERT_SUCCESS)\n"
+                    "            return sst;\n");
+        buf_printf(b, "        if (%d * (smb%d_%d + %d) <= smo && smb%d_%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
+                   per, i, bs, SMEM_ROW_STATIC, i, bs);
+        buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes, bs);
+        buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d_%d, "
+                      "stream, args);\n", base + i, v[i].name, bs, i, bs);
+        buf_puts(b, "        }\n    }\n");
+    }
 }
 /* The rows a block of register variant v takes at once */
 static int rpb_of(const Variant *v)

@@ -51,7 +51,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             /* a block a row, its row in shared memory: with only the
              * block size (1024) ptxas held the windowed bf16 body to 32
              * registers and spilled 80 bytes a thread (sm_90); (1024, 1)
-             * gives it 46 and no spill; (512, 2) two blocks of 512 */
+             * gives it 46 and no spill, and two blocks of 512 a
+             * multiprocessor (launch_row_smem) */
             emit_line(&c->w, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(%s)", v[i].bs, 1024 / v[i].bs,
                       v[i].name, pd);
         else if (v[i].kind == VK_ROW_C && v[i].cl > 1)
@@ -83,7 +84,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             char extra[32] = "";
             int ne = 0;
             if (v[i].sm) {
-                emit_line(&c->w, "    %s_rs_body<%s, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].bs, v[i].vw,
+                emit_line(&c->w, "    %s_rs_body<%s, %d, %d%s>(%s);", c->k->name, I, v[i].bs, v[i].vw,
                           c->window ? (v[i].sh ? ", true" : ", false") : "", as.data);
                 break;
             }

@@ -372,7 +372,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
         row_partial_elems(c, fn, ctx);
     if (rev && spread) {
         emit_line(&c->w, "const I rb0 = (I)lane * V - sh;");
-        emit_line(&c->w, "I rbn = R - V - rb0 >= 0 ? rb0 + (R - V - rb0) / ((I)TPR * V) * ((I)TPR * V) : (I)-1;");
+        emit_line(&c->w, "I rbn = R - V - rb0 >= 0 ? rb0 + ((R - V - rb0) >> lgs << lgs) : (I)-1;");
         emit_line(&c->w, "for (; rbn >= 0; rbn -= (I)TPR * V) {");
     } else if (spread) {
         emit_line(&c->w, "I rbn = (I)lane * V - sh;");
@@ -382,7 +382,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
         emit_line(&c->w, "for (; rbn + V <= R; rbn += (I)TPR * V) {");
     } else if (rev) {
         emit_line(&c->w, "const I rb0 = (I)lane * V - sh;");
-        emit_line(&c->w, "I rbn = rb0 < R ? rb0 + (R - 1 - rb0) / ((I)TPR * V) * ((I)TPR * V) : rb0 - (I)TPR * V;");
+        emit_line(&c->w, "I rbn = rb0 < R ? rb0 + ((R - 1 - rb0) >> lgs << lgs) : rb0 - (I)TPR * V;");
         emit_line(&c->w, "if (rbn >= rb0 && rbn + V > R) { /* the row's partial last vector */");
         cu_open_scope(c);
         row_partial_vec(c, "rbn", fn, ctx);
@@ -420,7 +420,7 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
 static void row_vec_start(KCtx *c)
 {
     if (c->smem)
-        emit_line(&c->w, "const I rb = ((I)kk * TPR + lane) * V%s;", c->window ? " - sh" : "");
+        emit_line(&c->w, "const I rb = ((I)kk * 32 + vlane) * V%s;", c->window ? " - sh" : "");
     else
         emit_line(&c->w, "const I rb = %s((I)kk * vstep + vlane) * V%s;", c->cluster ? "rlo + " : "",
                   c->window ? " - sh" : "");
@@ -808,8 +808,13 @@ static void row_cache_load(KCtx *c)
  * or one of logsumexp's two sweeps */
 static void row_thread_reduce(KCtx *c, int cached, int id, const char *field, const char *red)
 {
-    if (cached && !c->smem)
-        /* the register body: TPRC threads a row, or (0) a block's width */
+    if (cached && c->smem)
+        /* the shared-memory body: a row a block, the launch's width */
+        emit_line(&c->w, "a%d%s = fz_block_reduce_n<R%d%s, BS / 32>(a%d%s, (int)blockDim.x / 32);", id, field, id,
+                  red, id, field);
+    else if (cached || c->loopwin)
+        /* the register and windowed looped bodies: TPRC threads a row,
+         * or (0) a block's width */
         emit_line(&c->w, "a%d%s = (TPRC == 0) ? fz_block_reduce_n<R%d%s, BS / 32>(a%d%s, TPR / 32)"
                      " : (TPRC <= 32) ? fz_warp_reduce<R%d%s, (TPRC > 0 && TPRC <= 32 ? TPRC : 32)>(a%d%s)"
                      " : fz_block_reduce<R%d%s, (TPRC >= 64 ? TPRC / 32 : 1)>(a%d%s);",
@@ -922,10 +927,12 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : NULL);
     cu_reset_point(c);
     if (cached && c->smem)
-        emit_line(&c->w, "template <class I, int TPR, int BS, int V%s>", c->window ? ", bool SH" : "");
+        emit_line(&c->w, "template <class I, int BS, int V%s>", c->window ? ", bool SH" : "");
     else if (cached)
         emit_line(&c->w, "template <class I, int TPRC, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
                   c->cluster ? ", int CL" : "");
+    else if (c->loopwin)
+        emit_line(&c->w, "template <class I, int TPRC, int BS, int V>");
     else if (c->loopvec)
         emit_line(&c->w, "template <class I, int TPR, int BS, int V>");
     else
@@ -936,6 +943,12 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_open_scope(c);
     if (c->loopwin) {
         emit_line(&c->w, "const bool SH = true; /* windowed: the row's shift (row_shift) */");
+        /* the backwards pass finds a lane's last vector with a shift: the
+         * block's width is a power of two (launched with 512 or 1024
+         * threads, or TPRC), where a division by it took ptxas to 32
+         * registers and a spill (bf16 LayerNorm backward's dx, sm_90) */
+        emit_line(&c->w, "const int lgs = __ffs((TPRC ? TPRC : (int)blockDim.x) * V) - 1; /* log2 of a pass's stride */");
+        emit_line(&c->w, "(void)lgs;");
         emit_line(&c->w, "(void)wrev; /* a body without a second pass does not read it */");
     }
     cu_emit_group_sizes(c);
@@ -944,35 +957,47 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_groups_product(c, 1, &rr);
     emit_line(&c->w, "const I nrows = %s;", nr.data);
     emit_line(&c->w, "const I R = %s; /* elements per row */", rr.data);
-    /* the register body's rows: TPRC threads each, BS / TPRC a block; or
-     * (TPRC 0) one a block, the launch's block width of threads */
-    const int rc = cached && !c->smem;
+    /* the register and windowed looped bodies' rows: TPRC threads each,
+     * BS / TPRC a block; or (TPRC 0) one a block, the launch's block width
+     * of threads */
+    const int rc = (cached && !c->smem) || (!cached && c->loopwin);
     if (rc) {
         emit_line(&c->w, "const int TPR = TPRC ? TPRC : (int)blockDim.x; /* threads a row */");
         emit_line(&c->w, "const int lane = (int)(TPRC ? threadIdx.x %% TPR : threadIdx.x);");
         emit_line(&c->w, "const I rows_per_block = TPRC ? BS / TPR : 1;");
+    }
+    if (cached && !c->smem) {
         /* a lane's vectors: vlane, vlane + vstep, ...  TPRC 0: each warp
          * holds a run of CAP / V times 32 vectors, so they lie 32 apart
          * whatever the width (constant offsets, where a stride of the
          * width takes ptxas up to 24 registers more) */
         emit_line(&c->w, "const int vlane = TPRC ? lane : (lane >> 5) * (CAP / V) * 32 + (lane & 31);");
         emit_line(&c->w, "const int vstep = TPRC ? TPR : 32;");
-    } else {
+    } else if (cached && c->smem) {
+        /* a row a block of the launch's width (at most BS); each warp
+         * holds a run of CAP / V times 32 vectors, like the register
+         * body's, so its words in shared memory lie 32 apart */
+        emit_line(&c->w, "const int TPR = (int)blockDim.x; /* threads a row */");
+        emit_line(&c->w, "const int lane = (int)threadIdx.x;");
+        emit_line(&c->w, "const I rows_per_block = 1;");
+    } else if (!rc) {
         emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
         emit_line(&c->w, "const I rows_per_block = BS / TPR;");
     }
-    const char *rib = rc ? "(TPRC ? threadIdx.x / TPR : 0)" : "(threadIdx.x / TPR)";
+    const char *rib = rc ? "(TPRC ? threadIdx.x / TPR : 0)" : cached && c->smem ? "0" : "(threadIdx.x / TPR)";
     if (cached && c->smem) {
         /* the row in dynamic shared memory, CAP elements a lane (the
          * launcher's shared bytes are TPR * CAP times the cached accesses'
          * element sizes); each lane touches only its own words, so rows
          * follow each other without a barrier */
-        emit_line(&c->w, "const int CAP = (int)((R + %s(I)TPR * V - 1) / ((I)TPR * V)) * V;", c->window ? "(SH ? V - 1 : 0) + " : "");
+        emit_line(&c->w, "const int CAP = (int)(((unsigned)R + %s(unsigned)(TPR * V) - 1) / (unsigned)(TPR * V)) * V; /* R fits: the launcher checked its bytes */",
+                  c->window ? "(SH ? V - 1 : 0) + " : "");
+        emit_line(&c->w, "const int vlane = (lane >> 5) * (CAP / V) * 32 + (lane & 31);");
         emit_line(&c->w, "unsigned char *fz_sp = FZ_DYN_SMEM;");
         for (int a = 0; a < c->nacc; a++)
             if (cu_acc_cached(c, &c->acc[a])) {
                 const char *t = cu_xc_raw(c, a) ? cu_stype(MDT(c, c->acc[a].node)) : cu_ctype(c->acc[a].node->dtype);
-                emit_line(&c->w, "%s *const xc%d = (%s *)fz_sp + lane;", t, a, t);
+                emit_line(&c->w, "%s *const xc%d = (%s *)fz_sp + (lane >> 5) * CAP * 32 + (lane & 31);", t, a, t);
                 emit_line(&c->w, "fz_sp += (size_t)TPR * CAP * sizeof(%s);", t);
             }
         emit_line(&c->w, "(void)fz_sp;");

@@ -434,13 +434,14 @@ int cu_smem_elem_bytes(KCtx *c)
     return bytes;
 }
 
-/* The shared bytes of variant v for a row of rlen elements: the kernel's
- * CAP (the row, plus V - 1 when windowed, in whole spans of TPR vectors)
- * times TPR elements of `bytes` each.  The launcher prints the same
- * expression over the call's rlen (emit_launcher). */
+/* The shared bytes of variant v for a row of rlen elements in a block of
+ * its bs threads: the kernel's CAP (the row, plus V - 1 when windowed, in
+ * whole spans of bs vectors) times bs elements of `bytes` each.  The
+ * launcher prints the same expression over the call's rlen and block
+ * width (launch_row_smem). */
 static int64_t smem_row_bytes(const Variant *v, int64_t rlen, int bytes)
 {
-    int64_t span = (int64_t)v->tpr * v->vw;
+    int64_t span = (int64_t)v->bs * v->vw;
     return (rlen + v->sh * (v->vw - 1) + span - 1) / span * span * bytes;
 }
 
@@ -457,25 +458,21 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
     int bytes = cu_smem_elem_bytes(c);
     if (vw <= 1 || bytes == 0)
         return;
-    static const int tpr[2] = {512, 1024};
-    static const char *const nm[2][2] = {{"", "_rsm"}, {"_rsmw512", "_rsmw"}};
     for (int w = 0; w < 2; w++) {
         /* aligned: rows past the registers' 32768 (_r32768); windowed: any
          * length, and pointers off the vector grid */
         if (w == 0 ? !(rl < 0 || (rl % vw == 0 && rl > (int64_t)long_tpr[0] * 32)) : !row_windowable(c))
             continue;
-        /* aligned rows short enough for two a multiprocessor (26624 f32)
-         * are held in registers (_r32768): no _rsm512 */
-        for (int t = w == 0; t < 2; t++) {
-            add_variant(c->k, v, n, VK_ROW_C, i64, tpr[t], 0, tpr[t], nm[w][t]);
-            v[*n - 1].vw = vw;
-            v[*n - 1].sm = 1;
-            v[*n - 1].sh = w;
-            /* a static row's bytes are known: only a block size some
-             * device can give them */
-            if (rl >= 0 && !smem_fits(&v[*n - 1], smem_row_bytes(&v[*n - 1], rl, bytes), SMEM_ROW_MAX_OPTIN))
-                (*n)--;
-        }
+        /* a row a block of up to 1024 threads, the width set at launch
+         * (launch_row_smem) */
+        add_variant(c->k, v, n, VK_ROW_C, i64, 0, 0, 1024, w ? "_rsmw" : "_rsm");
+        v[*n - 1].vw = vw;
+        v[*n - 1].sm = 1;
+        v[*n - 1].sh = w;
+        /* a static row's bytes are known: only a variant some device
+         * can give them */
+        if (rl >= 0 && !smem_fits(&v[*n - 1], smem_row_bytes(&v[*n - 1], rl, bytes), SMEM_ROW_MAX_OPTIN))
+            (*n)--;
     }
 }
 
@@ -904,10 +901,8 @@ static int plan_rows(KCtx *c, Variant *v)
     int wloop = k->kind == KK_ROW && cache && lvw > 1 && row_windowable(c);
     int lfirst = wloop && row_loop_first(c);
     if (wloop) {
-        add_variant(k, v, &n, VK_ROW_L, 0, 1024, 0, 1024, "_blockw");
-        v[n - 1].vw = lvw;
-        v[n - 1].sh = 1;
-        add_variant(k, v, &n, VK_ROW_L, 0, 512, 0, 512, "_blockw512");
+        /* a row a block of 1024 or 512 threads (host_row_wloop_choose) */
+        add_variant(k, v, &n, VK_ROW_L, 0, 0, 0, 1024, "_blockw");
         v[n - 1].vw = lvw;
         v[n - 1].sh = 1;
         /* the cluster variants that launch after it (long_row_late) */

@@ -908,14 +908,18 @@ static cudaError_t run_grid(const char *name, dim3 grid, dim3 block, size_t shar
     S.cur = -1;
     /* FZ_EMU_TRACE=FILE: append the name of every launched kernel, so a
      * test can check which variant the launcher picked; with
-     * FZ_EMU_TRACE_GRID=1 its grid too ("name gx gy gz") */
+     * FZ_EMU_TRACE_BLOCK=1 its block width too ("name/bx"), with
+     * FZ_EMU_TRACE_GRID=1 its grid ("name gx gy gz") */
     if (const char *trace = getenv("FZ_EMU_TRACE")) {
         if (FILE *tf = fopen(trace, "a")) {
             const char *tg = getenv("FZ_EMU_TRACE_GRID");
+            const char *tb = getenv("FZ_EMU_TRACE_BLOCK");
+            fprintf(tf, "%s", name);
+            if (tb && *tb == '1')
+                fprintf(tf, "/%u", block.x);
             if (tg && *tg == '1')
-                fprintf(tf, "%s %u %u %u\n", name, grid.x, grid.y, grid.z);
-            else
-                fprintf(tf, "%s\n", name);
+                fprintf(tf, " %u %u %u", grid.x, grid.y, grid.z);
+            fprintf(tf, "\n");
             fclose(tf);
         }
     }

@@ -62,15 +62,15 @@ fusert_status fusert_kernel_cluster_width(void *fn, int *width)
 
 /* Blocks a multiprocessor holds: two (an H200's for a kernel of 32
  * registers in blocks of 1024, or one of up to 64 in blocks of 512), or
- * FAKE_FUSERT_BLOCKS_PER_SM for kernels whose name ends in _blockw (the
- * windowed looped kernel of 1024 threads) */
+ * FAKE_FUSERT_BLOCKS_PER_SM blocks of 1024 threads for kernels whose name
+ * ends in _blockw (the windowed looped kernel), twice as many of 512 */
 fusert_status fusert_kernel_blocks_per_sm(void *fn, int block, unsigned shared_bytes, int *blocks)
 {
     const char *n = (const char *)fn, *e = getenv("FAKE_FUSERT_BLOCKS_PER_SM");
     size_t len = strlen(n);
     *blocks = 2;
     if (e && len > 7 && strcmp(n + len - 7, "_blockw") == 0)
-        *blocks = atoi(e);
+        *blocks = atoi(e) * (block < 1024 ? 1024 / block : 1);
     printf("fake: blocks of %d threads (%u bytes shared) a multiprocessor holds of %s: %d\n", block, shared_bytes, n,
            *blocks);
     return FUSERT_SUCCESS;
