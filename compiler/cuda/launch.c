@@ -521,25 +521,32 @@ static void launch_row_smem(KCtx *c, const Variant *v, int i, int base, const ch
         host_row_vec_check(c, b, i, v[i].vw);
         snprintf(ok, sizeof ok, "rvec%d", i);
     }
-    for (int bs = v[i].bs / 2; bs <= v[i].bs; bs *= 2) {
-        /* smem_row_bytes and smem_fits, over the call's rlen */
-        int span = bs * v[i].vw;
-        int per = 1024 / bs;
-        buf_printf(b, "    const int64_t smb%d_%d = (rlen + %d) / %d * %d;\n", i, bs,
+    /* smb<i>_<bs>: smem_row_bytes over the call's rlen; per: the blocks a
+     * multiprocessor holds at that width (two of 512, one of 1024) */
+    const int bss[2] = {v[i].bs / 2, v[i].bs};
+    for (int w = 0; w < 2; w++) {
+        int span = bss[w] * v[i].vw;
+        buf_printf(b, "    const int64_t smb%d_%d = (rlen + %d) / %d * %d;\n", i, bss[w],
                    v[i].sh * (v[i].vw - 1) + span - 1, span, span * cu_smem_elem_bytes(c));
-        buf_printf(b, "    if (%s%s && %d * (smb%d_%d + %d) <= %d) {\n", cond, ok, per, i, bs, SMEM_ROW_STATIC,
-                   SMEM_ROW_MAX_OPTIN);
-        buf_puts(b, "        int smo = 0;\n"
-                    "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
-                    "        if (sst != FUSERT_SUCCESS)\n"
-                    "            return sst;\n");
-        buf_printf(b, "        if (%d * (smb%d_%d + %d) <= smo && smb%d_%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
-                   per, i, bs, SMEM_ROW_STATIC, i, bs);
-        buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes, bs);
-        buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d_%d, "
-                      "stream, args);\n", base + i, v[i].name, bs, i, bs);
-        buf_puts(b, "        }\n    }\n");
     }
+    /* the device is asked only where some width could fit its largest
+     * opt-in limit */
+    buf_printf(b, "    if (%s%s && (2 * (smb%d_%d + %d) <= %d || smb%d_%d + %d <= %d)) {\n", cond, ok, i, bss[0],
+               SMEM_ROW_STATIC, SMEM_ROW_MAX_OPTIN, i, bss[1], SMEM_ROW_STATIC, SMEM_ROW_MAX_OPTIN);
+    buf_puts(b, "        int smo = 0;\n"
+                "        const fusert_status sst = FUSEC_SMEM_OPTIN(&smo);\n"
+                "        if (sst != FUSERT_SUCCESS)\n"
+                "            return sst;\n");
+    for (int w = 0; w < 2; w++) {
+        buf_printf(b, w ? "        if (smb%d_%d + %d <= smo && smb%d_%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n"
+                        : "        if (2 * (smb%d_%d + %d) <= smo && smb%d_%d <= (int64_t)(FZK_ROW_SMEM_MAX)) {\n",
+                   i, bss[w], SMEM_ROW_STATIC, i, bss[w]);
+        buf_printf(b, "            blocks = fzk_row_grid(nrows, rlen * %d, %d, sm_count, 1);\n", ebytes, bss[w]);
+        buf_printf(b, "            return FUSEC_LAUNCH(%d, %s, (unsigned)blocks, 1, 1, %d, 1, 1, smb%d_%d, "
+                      "stream, args);\n", base + i, v[i].name, bss[w], i, bss[w]);
+        buf_puts(b, "        }\n");
+    }
+    buf_puts(b, "    }\n");
 }
 /* The rows a block of register variant v takes at once */
 static int rpb_of(const Variant *v)

@@ -965,6 +965,15 @@ void cu_emit_row_body(KCtx *c, int cached)
         emit_line(&c->w, "const int TPR = TPRC ? TPRC : (int)blockDim.x; /* threads a row */");
         emit_line(&c->w, "const int lane = (int)(TPRC ? threadIdx.x %% TPR : threadIdx.x);");
         emit_line(&c->w, "const I rows_per_block = TPRC ? BS / TPR : 1;");
+    } else if (cached) {
+        /* the shared-memory body: a row a block of the launch's width (at
+         * most BS) */
+        emit_line(&c->w, "const int TPR = (int)blockDim.x; /* threads a row */");
+        emit_line(&c->w, "const int lane = (int)threadIdx.x;");
+        emit_line(&c->w, "const I rows_per_block = 1;");
+    } else {
+        emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
+        emit_line(&c->w, "const I rows_per_block = BS / TPR;");
     }
     if (cached && !c->smem) {
         /* a lane's vectors: vlane, vlane + vstep, ...  TPRC 0: each warp
@@ -973,23 +982,15 @@ void cu_emit_row_body(KCtx *c, int cached)
          * width takes ptxas up to 24 registers more) */
         emit_line(&c->w, "const int vlane = TPRC ? lane : (lane >> 5) * (CAP / V) * 32 + (lane & 31);");
         emit_line(&c->w, "const int vstep = TPRC ? TPR : 32;");
-    } else if (cached && c->smem) {
-        /* a row a block of the launch's width (at most BS); each warp
-         * holds a run of CAP / V times 32 vectors, like the register
-         * body's, so its words in shared memory lie 32 apart */
-        emit_line(&c->w, "const int TPR = (int)blockDim.x; /* threads a row */");
-        emit_line(&c->w, "const int lane = (int)threadIdx.x;");
-        emit_line(&c->w, "const I rows_per_block = 1;");
-    } else if (!rc) {
-        emit_line(&c->w, "const int lane = (int)(threadIdx.x %% TPR);");
-        emit_line(&c->w, "const I rows_per_block = BS / TPR;");
     }
-    const char *rib = rc ? "(TPRC ? threadIdx.x / TPR : 0)" : cached && c->smem ? "0" : "(threadIdx.x / TPR)";
+    const char *rib = rc ? "(TPRC ? threadIdx.x / TPR : 0)" : cached ? "0" : "(threadIdx.x / TPR)";
     if (cached && c->smem) {
         /* the row in dynamic shared memory, CAP elements a lane (the
          * launcher's shared bytes are TPR * CAP times the cached accesses'
-         * element sizes); each lane touches only its own words, so rows
-         * follow each other without a barrier */
+         * element sizes), each warp holding a run of CAP / V times 32
+         * vectors like the register body, its lanes' words interleaved;
+         * each lane touches only its own words, so rows follow each other
+         * without a barrier */
         emit_line(&c->w, "const int CAP = (int)(((unsigned)R + %s(unsigned)(TPR * V) - 1) / (unsigned)(TPR * V)) * V; /* R fits: the launcher checked its bytes */",
                   c->window ? "(SH ? V - 1 : 0) + " : "");
         emit_line(&c->w, "const int vlane = (lane >> 5) * (CAP / V) * 32 + (lane & 31);");

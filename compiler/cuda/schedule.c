@@ -445,13 +445,6 @@ static int64_t smem_row_bytes(const Variant *v, int64_t rlen, int bytes)
     return (rlen + v->sh * (v->vw - 1) + span - 1) / span * span * bytes;
 }
 
-/* Does a block of v, and its neighbours on the multiprocessor (two of 512,
- * one of 1024), fit `limit` bytes of shared memory with smb bytes each? */
-static int smem_fits(const Variant *v, int64_t smb, int64_t limit)
-{
-    return (1024 / v->bs) * (smb + SMEM_ROW_STATIC) <= limit;
-}
-
 static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
 {
     int vw = row_vec_width(c);
@@ -470,8 +463,9 @@ static void add_smem_rows(KCtx *c, Variant *v, int *n, int i64, int64_t rl)
         v[*n - 1].sm = 1;
         v[*n - 1].sh = w;
         /* a static row's bytes are known: only a variant some device
-         * can give them */
-        if (rl >= 0 && !smem_fits(&v[*n - 1], smem_row_bytes(&v[*n - 1], rl, bytes), SMEM_ROW_MAX_OPTIN))
+         * can give them, in a block of 1024 beside its static shared
+         * memory (the launch's widest, which needs the fewest bytes) */
+        if (rl >= 0 && smem_row_bytes(&v[*n - 1], rl, bytes) + SMEM_ROW_STATIC > SMEM_ROW_MAX_OPTIN)
             (*n)--;
     }
 }
