@@ -416,6 +416,15 @@ int cu_acc_cached(const KCtx *c, const Access *a)
     return r && kept;
 }
 
+/* Does access a vary along a reduced group (the row, in a row kernel)? */
+int cu_acc_reduced(const KCtx *c, const Access *a)
+{
+    for (int g = 0; g < c->ng; g++)
+        if (c->gred[g] && acc_dim(a, c->glast[g]) >= 0)
+            return 1;
+    return 0;
+}
+
 /* Is access a stored narrower than it computes (2-byte floats)?  The
  * shared-memory row cache holds such values as stored. */
 static int acc_narrow(const KCtx *c, int a)

@@ -328,6 +328,7 @@ void cu_pairs_free(NodeMapSet *s);
 int cu_map_has_red(const KCtx *c, const IrNode *n, const int8_t *map);
 int cu_acc_full(const KCtx *c, const Access *a);
 int cu_acc_cached(const KCtx *c, const Access *a);
+int cu_acc_reduced(const KCtx *c, const Access *a);
 void cu_xc_ref(const KCtx *c, Buf *b, int a, const char *k);
 void cu_xc_store(const KCtx *c, Buf *b, int a, const char *k, const char *v);
 int cu_xc_raw(const KCtx *c, int a);

@@ -7,6 +7,26 @@
  * length or 0 for rows that share a warp, rhi in a cluster ([rlo, rhi)) */
 static const char *row_end(const KCtx *c) { return c->cluster ? "rhi" : c->subwarp ? "Rr" : "R"; }
 
+/* Whether the windowed cached vector kk lies whole in the row: a bit of
+ * vwhole in registers (one word for every pass, where the passes' own
+ * tests were kept as predicates across them and spilled), else its index
+ * against [vlo, vhi) */
+static const char *row_vec_whole(const KCtx *c)
+{
+    return c->smem ? "(vi >= vlo && vi < vhi)" : "(vwhole >> kk & 1)";
+}
+
+/* jlo and jhi, the elements [jlo, jhi) of a windowed cached vector at rb
+ * that lie in the row (a partial vector, the row's first or last): the
+ * checked copies compare j, a constant once unrolled, with them, where
+ * 64-bit bounds on rb + j took six instructions an element (sm_90) */
+static void row_vec_bounds(KCtx *c)
+{
+    const char *RR = row_end(c);
+    emit_line(&c->w, "const int jlo = rb < 0 ? (int)-rb : 0;");
+    emit_line(&c->w, "const int jhi = %s - rb < (I)V ? (int)(%s - rb) : V;", RR, RR);
+}
+
 /* The narrowest element a windowed looped row of 2-byte elements (vectors
  * of 8) reads as aligned 16-byte pieces (fz_vec_pieces) when its vector
  * at rb is not aligned.  Vectors and pieces are read in blocks of 512
@@ -74,19 +94,30 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
             buf_free(&off);
             continue;
         }
-        emit_line(&c->w, "if (SH) {");
+        /* a whole vector inside the row an element at a time at rb + j
+         * (one load each, the offset in its address), a partial one its
+         * elements in the row (clamped 64-bit indices took five
+         * instructions an element, sm_90) */
+        emit_line(&c->w, "if (SH && %s) {", row_vec_whole(c));
         cu_open_scope(c);
+        c->gi[g] = "(rb + j)";
+        Buf offw = {0};
+        cu_acc_offset(c, &c->acc[a], "I", &offw);
         emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+        emit_line(&c->w, "for (int j = 0; j < V; j++)");
+        emit_line(&c->w, "    vb%d.v[j] = in%d[%s];", a, ib, offw.data);
+        buf_free(&offw);
+        cu_close_scope(c);
+        emit_line(&c->w, "else if (SH) {");
         cu_open_scope(c);
-        emit_line(&c->w, "const I rj = rb + j < 0 ? (I)0 : rb + j < %s ? rb + j : %s - 1;", row_end(c), row_end(c));
-        c->gi[g] = "rj";
+        row_vec_bounds(c);
         Buf offj = {0};
         cu_acc_offset(c, &c->acc[a], "I", &offj);
         c->gi[g] = "rb";
-        emit_line(&c->w, "vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int j = 0; j < V; j++)");
+        emit_line(&c->w, "    vb%d.v[j] = j >= jlo && j < jhi ? in%d[%s] : (%s)0;", a, ib, offj.data, st);
         buf_free(&offj);
-        cu_close_scope(c);
         cu_close_scope(c);
         emit_line(&c->w, "else");
         emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
@@ -148,8 +179,7 @@ static void row_vec_stores(KCtx *c, const RoundCtx *rc, int sh)
                 buf_free(&off);
                 continue;
             }
-            const char *RR = row_end(c);
-            emit_line(&c->w, "if (!SH || (rb >= 0 && rb + V <= %s))", RR);
+            emit_line(&c->w, "if (!SH || %s)", row_vec_whole(c));
             emit_line(&c->w, "    *(fz_vec<%s, V> *)(out%d + %s) = vo%d;", cu_stype(MDT(c, c->k->outputs[i])), i,
                       off.data, i);
             emit_line(&c->w, "else {");
@@ -158,9 +188,10 @@ static void row_vec_stores(KCtx *c, const RoundCtx *rc, int sh)
             Buf offj = {0};
             cu_acc_offset(c, &a, "I", &offj);
             c->gi[g] = "rb";
+            row_vec_bounds(c);
             emit_line(&c->w, "#pragma unroll");
             emit_line(&c->w, "for (int j = 0; j < V; j++)");
-            emit_line(&c->w, "    if (rb + j >= 0 && rb + j < %s)", RR);
+            emit_line(&c->w, "    if (j >= jlo && j < jhi)");
             emit_line(&c->w, "        out%d[%s] = vo%d.v[j];", i, offj.data, i);
             buf_free(&offj);
             cu_close_scope(c);
@@ -178,17 +209,18 @@ static void row_vec_stores(KCtx *c, const RoundCtx *rc, int sh)
  * partial vectors apart instead: row_elem_loop_vec.) */
 static void row_split_loop(KCtx *c, const Buf *inner)
 {
-    const char *RR = row_end(c);
-    emit_line(&c->w, "if (!SH || (rb >= 0 && rb + V <= %s)) {", RR);
+    emit_line(&c->w, "if (!SH || %s) {", row_vec_whole(c));
     for (int w = 0; w < 2; w++) {
         c->w.indent++;
+        if (w)
+            row_vec_bounds(c);
         emit_line(&c->w, "#pragma unroll");
         emit_line(&c->w, "for (int j = 0; j < V; j++) {");
         c->w.indent++;
         emit_line(&c->w, "const int k = kk * V + j;");
         emit_line(&c->w, "const I r = rb + j;");
         if (w) {
-            emit_line(&c->w, "if (r < 0 || r >= %s)", RR);
+            emit_line(&c->w, "if (j < jlo || j >= jhi)");
             emit_line(&c->w, "    continue; /* outside the row: a partial first or last vector */");
         }
         buf_puts(c->w.out, inner->data ? inner->data : "");
@@ -419,11 +451,13 @@ static void row_wloop_pass(KCtx *c, ElemFn fn, void *ctx, int rev)
  * vlane, vlane + vstep, ... (cu_emit_row_body), less the window's shift */
 static void row_vec_start(KCtx *c)
 {
-    if (c->smem)
-        emit_line(&c->w, "const I rb = ((I)kk * 32 + vlane) * V%s;", c->window ? " - sh" : "");
+    if (c->window) {
+        emit_line(&c->w, "const int vi = kk * %s + vlane;", c->smem ? "32" : "vstep");
+        emit_line(&c->w, "const I rb = wb + (I)vi * V;");
+    } else if (c->smem)
+        emit_line(&c->w, "const I rb = ((I)kk * 32 + vlane) * V;");
     else
-        emit_line(&c->w, "const I rb = %s((I)kk * vstep + vlane) * V%s;", c->cluster ? "rlo + " : "",
-                  c->window ? " - sh" : "");
+        emit_line(&c->w, "const I rb = %s((I)kk * vstep + vlane) * V;", c->cluster ? "rlo + " : "");
 }
 
 /* The looped row body's vector pass (`_rlv_body`, rows of whole aligned
@@ -466,6 +500,19 @@ static void row_elem_loop_vec(KCtx *c, ElemFn fn, void *ctx)
     }
 }
 
+/* Whether a cached row's element body reads only what is safe at any
+ * element of its vectors, in the row or not: the row cache, per-column
+ * vectors (a partial one reads only its elements in the row,
+ * row_vec_loads) and what does not vary along the row. */
+static int row_out_pass_free(KCtx *c)
+{
+    for (int a = 0; a < c->nacc; a++)
+        if (!cu_acc_cached(c, &c->acc[a]) && !cu_acc_rowvec(c, &c->acc[a], c->L->vw) &&
+            cu_acc_reduced(c, &c->acc[a]))
+            return 0;
+    return 1;
+}
+
 static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
 {
     RoundCtx *rc = ctx;
@@ -477,12 +524,19 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
      * at a time: with vectors the bf16 residual add of rmsnorm spilled */
     int vs = cached && row_pass_stores_any(c, rc) && c->L->vw > 1 && (rc->final || !c->smem);
     int vw = cached ? c->L->vw : 1;
-    /* Rows in shared memory at any offset: whole vectors inside the row
-     * (all but a row's first and last) take a copy of the element body
-     * without the per-element range check, whose branches kept the
-     * compiler from batching the shared-memory loads of a vector; the
-     * partial vectors take the checked copy. */
-    int split = cached && c->smem && c->window && vw > 1;
+    /* Rows at any offset: whole vectors inside the row (all but a row's
+     * first and last) take a copy of the element body without the
+     * per-element range check, the partial vectors the checked copy.  The
+     * check took six instructions an element in 64 bits (sm_90), so the
+     * windowed bf16 register rows issued half as many instructions again
+     * as the aligned ones; in shared memory its branches kept the compiler
+     * from batching a vector's loads.  A register row's output pass needs
+     * no check where every element it reads is safe outside the row
+     * (row_out_pass_free): its stores are checked.  Vectors of two 8-byte
+     * elements keep one checked copy: in two, f64 softmax spilled 368
+     * bytes at 128 registers. */
+    int checked = cached && c->window && !(rc->final && rc->nreds == 0 && !c->smem && row_out_pass_free(c));
+    int split = checked && (c->smem ? vw > 1 : vw >= 4);
     Buf body = {0};
     Buf *outer = NULL;
     if (cached) {
@@ -518,7 +572,7 @@ static void row_elem_loop(KCtx *c, int cached, ElemFn fn, void *ctx)
             cu_open_scope(c);
             emit_line(&c->w, "const int k = kk * V + j;");
             emit_line(&c->w, "const I r = rb + j;");
-            if (c->window) {
+            if (checked) {
                 emit_line(&c->w, "if (SH && (r < 0 || r >= %s))", row_end(c));
                 emit_line(&c->w, "    continue; /* outside the row: a partial first or last vector */");
             }
@@ -731,15 +785,26 @@ static void row_cache_load(KCtx *c)
         emit_line(&c->w, "const I rlo = (I)(blockIdx.x %% CL) * seg;");
         emit_line(&c->w, "const I rhi = rlo + seg < %s ? rlo + seg : %s;", len, len);
     }
-    if (c->window)
+    if (c->window) {
         row_shift(c);
+        /* the lane's vectors vi at rb = wb + vi * V: those in [vlo, vhi)
+         * lie whole in the row (32-bit tests, where rb's took four
+         * instructions a vector and kept predicates across passes) */
+        emit_line(&c->w, "const I wb = %s(I)-sh;", c->cluster && !c->smem ? "rlo + " : "");
+        emit_line(&c->w, "const int vlo = wb < 0 ? (int)((-wb + V - 1) / V) : 0;");
+        emit_line(&c->w, "const int vhi = (int)((%s - wb) / V);", RR);
+        if (!c->smem)
+            emit_line(&c->w, "unsigned vwhole = 0; /* bit kk: vector kk lies whole in the row */");
+    }
     emit_line(&c->w, c->smem ? "#pragma unroll 4" : "#pragma unroll");
     emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
     cu_open_scope(c);
     row_vec_start(c);
-    if (c->window)
-        emit_line(&c->w, "if (SH ? rb >= 0 && rb + V <= %s : rb < %s) {", RR, RR);
-    else
+    if (c->window) {
+        emit_line(&c->w, "if (SH ? vi >= vlo && vi < vhi : rb < %s) {", RR);
+        if (!c->smem)
+            emit_line(&c->w, "    vwhole |= 1u << kk;");
+    } else
         emit_line(&c->w, "if (rb < %s) {", RR);
     cu_open_scope(c);
     cu_decompose(c, "rb", 1);
@@ -763,6 +828,7 @@ static void row_cache_load(KCtx *c)
         /* a partial first or last vector: an element at a time */
         emit_line(&c->w, "else if (SH && rb < %s) {", RR);
         cu_open_scope(c);
+        row_vec_bounds(c);
         emit_line(&c->w, "#pragma unroll");
         emit_line(&c->w, "for (int j = 0; j < V; j++) {");
         cu_open_scope(c);
@@ -775,7 +841,7 @@ static void row_cache_load(KCtx *c)
                 buf_printf(&e, "in%d[%s]", c->inbuf[c->acc[a].node->id], off.data);
                 cu_xc_value(c, a, e.data, &cv);
                 Buf v = {0}, x = {0};
-                buf_printf(&v, "r >= 0 && r < %s ? %s : 0", RR, cv.data);
+                buf_printf(&v, "j >= jlo && j < jhi ? %s : 0", cv.data);
                 cu_xc_store(c, &x, a, "kk * V + j", v.data);
                 emit_line(&c->w, "%s;", x.data);
                 buf_free(&v);

@@ -728,6 +728,11 @@ static void add_width_rows(KCtx *c, Variant *v, int *n, int i64, int vw, int sh)
          * layernorm's 78 registers, one block of 512 a multiprocessor */
         if (i == 1 && !sh && vw > 1 && long_rows_fit(c))
             v[*n - 1].mb = 2;
+        /* windowed, one block a multiprocessor stated: with the block
+         * size alone ptxas held f32 rows at 64 registers and spilled 16
+         * bytes (a mean and a variance over the row), where they fit 71 */
+        if (i == 1 && sh && vw > 1)
+            v[*n - 1].mb = 1;
     }
 }
 
