@@ -383,6 +383,7 @@ int cu_is_row_scheme(const Kernel *k);
 int cu_row_read_bytes(KCtx *c);
 int cu_smem_elem_bytes(KCtx *c);
 int cu_row_shaped(KCtx *c, int i, Access *x, char *ptr, size_t ptrlen);
+int cu_row_win_apart(KCtx *c, int a);
 int cu_row_elem_bytes(KCtx *c);
 int64_t cu_static_space_len(const KCtx *c);
 int64_t cu_scalar_chunk_steps(int64_t nv, int per);

@@ -81,8 +81,9 @@ static void host_row_vec_check(KCtx *c, Buf *b, int i, int vw)
 }
 
 /* Windowed row variants: every row-shaped pointer at the same element
- * offset modulo the vector vw, so one shift serves them all.  Prints rsh
- * and rwin the first time a launcher asks (*done). */
+ * offset modulo the vector vw, so one shift serves them all (but those
+ * apart, read an element at a time: cu_row_win_apart).  Prints rsh and
+ * rwin the first time a launcher asks (*done). */
 static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
 {
     if (*done)
@@ -92,7 +93,7 @@ static void host_row_window_check(KCtx *c, Buf *b, int vw, int *done)
     for (int a = 0; a < c->nacc + c->k->noutputs; a++) {
         Access x;
         char p[32];
-        if (!cu_row_shaped(c, a, &x, p, sizeof p))
+        if (!cu_row_shaped(c, a, &x, p, sizeof p) || cu_row_win_apart(c, a))
             continue;
         int sz = dtype_size(MDT(c, x.node));
         if (first)

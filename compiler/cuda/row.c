@@ -140,6 +140,31 @@ static void row_vec_load(KCtx *c, int a)
     buf_free(&off);
 }
 
+/* fz_vec<T, V> t<a>: as row_vec_load, for an access at another offset
+ * than the window's (cu_row_win_apart): windowed (SH), an element at a
+ * time at rb + j, a whole vector of the window being inside the row */
+static void row_vec_load_apart(KCtx *c, int a)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    const char *st = cu_stype(MDT(c, c->acc[a].node));
+    int ib = c->inbuf[c->acc[a].node->id];
+    Buf off = {0}, offj = {0};
+    cu_acc_offset(c, &c->acc[a], "I", &off);
+    c->gi[g] = "(rb + j)";
+    cu_acc_offset(c, &c->acc[a], "I", &offj);
+    c->gi[g] = saved;
+    emit_line(&c->w, "fz_vec<%s, V> t%d;", st, a);
+    emit_line(&c->w, "if (SH) {");
+    emit_line(&c->w, "    #pragma unroll");
+    emit_line(&c->w, "    for (int j = 0; j < V; j++)");
+    emit_line(&c->w, "        t%d.v[j] = in%d[%s];", a, ib, offj.data);
+    emit_line(&c->w, "} else");
+    emit_line(&c->w, "    t%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+    buf_free(&off);
+    buf_free(&offj);
+}
+
 /* Whether the pass of rc writes element output i: the first round those
  * that need no reduction, the final pass those that do. */
 static int row_pass_stores(KCtx *c, const RoundCtx *rc, int i)
@@ -748,17 +773,20 @@ static void row_cache_rewrite(KCtx *c, int from)
  * launcher checked that every row-shaped pointer agrees) */
 static void row_shift(KCtx *c)
 {
+    /* the first row-shaped access at the window's offset (not apart) */
     int a0 = 0;
-    while (!cu_acc_cached(c, &c->acc[a0]))
+    Access x;
+    char ptr[32];
+    while (!cu_row_shaped(c, a0, &x, ptr, sizeof ptr) || cu_row_win_apart(c, a0))
         a0++;
     int g = c->ng - 1;
     const char *saved = c->gi[g];
     c->gi[g] = "(I)0";
     Buf off = {0};
-    cu_acc_offset(c, &c->acc[a0], "I", &off);
+    cu_acc_offset(c, &x, "I", &off);
     c->gi[g] = saved;
-    emit_line(&c->w, "const int sh = SH ? (int)((unsigned long long)(in%d + %s) / sizeof(%s) %% V) : 0;",
-              c->inbuf[c->acc[a0].node->id], off.data, cu_stype(MDT(c, c->acc[a0].node)));
+    emit_line(&c->w, "const int sh = SH ? (int)((unsigned long long)(%s + %s) / sizeof(%s) %% V) : 0;", ptr,
+              off.data, cu_stype(MDT(c, x.node)));
     buf_free(&off);
 }
 
@@ -811,7 +839,10 @@ static void row_cache_load(KCtx *c)
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_cached(c, &c->acc[a])) {
             Buf e = {0}, cv = {0};
-            row_vec_load(c, a);
+            if (c->window && !c->smem && cu_row_win_apart(c, a))
+                row_vec_load_apart(c, a);
+            else
+                row_vec_load(c, a);
             buf_printf(&e, "t%d.v[j]", a);
             cu_xc_value(c, a, e.data, &cv);
             Buf x = {0};

@@ -565,10 +565,10 @@ int cu_row_elem_bytes(KCtx *c)
     return n > 0 ? n : 1;
 }
 
-static int row_windowable(KCtx *c)
+/* The offset of row-shaped access x with the groups named G0, G1, ...:
+ * two accesses at the same offset share a row's shift modulo the vector */
+static void row_sym_offset(KCtx *c, const Access *x, Buf *off)
 {
-    if (row_vec_width(c) <= 1)
-        return 0;
     char names[IR_MAX_RANK][16];
     const char *saved[IR_MAX_RANK];
     const char *saved_flat = c->flat;
@@ -578,27 +578,67 @@ static int row_windowable(KCtx *c)
         saved[g] = c->gi[g];
         c->gi[g] = names[g];
     }
-    Buf first = {0};
-    int ok = 1, any = 0;
-    for (int a = 0; ok && a < c->nacc + c->k->noutputs; a++) {
-        Access x;
-        char ptr[32];
-        if (!cu_row_shaped(c, a, &x, ptr, sizeof ptr))
-            continue;
-        Buf off = {0};
-        cu_acc_offset(c, &x, "I", &off);
-        if (!any)
-            buf_puts(&first, off.data);
-        else
-            ok = strcmp(first.data, off.data) == 0;
-        any = 1;
-        buf_free(&off);
-    }
-    buf_free(&first);
+    cu_acc_offset(c, x, "I", off);
     for (int g = 0; g < c->ng; g++)
         c->gi[g] = saved[g];
     c->flat = saved_flat;
-    return ok && any;
+}
+
+/* The windowed row's reference: the offset of its first row-shaped output,
+ * else of its first cached input (its row-shaped accesses, in
+ * cu_row_shaped's order); 0 when it has none */
+static int row_win_ref(KCtx *c, Buf *ref)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = pass ? 0 : c->nacc; a < (pass ? c->nacc : c->nacc + c->k->noutputs); a++) {
+            Access x;
+            char ptr[32];
+            if (cu_row_shaped(c, a, &x, ptr, sizeof ptr)) {
+                row_sym_offset(c, &x, ref);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* Is row-shaped access a (cu_row_shaped's index) at another offset than
+ * the window's reference (a mask [L, L] beside scores [B, H, L, L])?  The
+ * windowed register rows read it an element at a time and leave it out of
+ * the launch's shift check. */
+int cu_row_win_apart(KCtx *c, int a)
+{
+    Access x;
+    char ptr[32];
+    if (!cu_row_shaped(c, a, &x, ptr, sizeof ptr))
+        return 0;
+    Buf ref = {0}, off = {0};
+    row_win_ref(c, &ref);
+    row_sym_offset(c, &x, &off);
+    int apart = strcmp(ref.data ? ref.data : "", off.data ? off.data : "") != 0;
+    buf_free(&ref);
+    buf_free(&off);
+    return apart;
+}
+
+/* Can rows take the windowed bodies: vectors of several elements and every
+ * row-shaped access at the reference offset, or (apart: the register rows)
+ * the row-shaped outputs at it and inputs anywhere */
+static int row_windowable_as(KCtx *c, int apart)
+{
+    if (row_vec_width(c) <= 1)
+        return 0;
+    Buf ref = {0};
+    int ok = row_win_ref(c, &ref);
+    for (int a = 0; ok && a < c->nacc + c->k->noutputs; a++)
+        if (cu_row_win_apart(c, a))
+            ok = apart && a < c->nacc;
+    buf_free(&ref);
+    return ok;
+}
+
+static int row_windowable(KCtx *c)
+{
+    return row_windowable_as(c, 0);
 }
 
 /* Where the windowed body beat the element-wise one (V = 1) on the H200,
@@ -772,7 +812,7 @@ static void plan_symbolic_rows(KCtx *c, Variant *v, int *np, int i64)
      * pointers): windowed where that pays (row_window_pays), with
      * the aligned shapes; a row fits when its length plus V - 1
      * does */
-    int win = vw > 1 && row_windowable(c);
+    int win = vw > 1 && row_windowable_as(c, 1);
     if (vw > 1) {
         /* odd short rows, loaded an element at a time: 16 lanes of
          * 8 elements up to 128 (eight rows a block), a block of 64
