@@ -655,10 +655,9 @@ static int row_windowable(KCtx *c)
  *   softmax at 77 and 333 159.7 and 157.9 against 175.4 and 161.5,
  *   layernorm 165.3 and 136.0 against 174.5 and 163.3, rmsnorm 149.1 and
  *   134.4 against 154.9 and 138.5.
- * The causes of the split were not isolated (in f32 softmax, layernorm and
- * rmsnorm the windowed variants took 8 to 19 more registers than the
- * aligned ones of the same shape, ptxas sm_90; layernorm reads g and b an
- * element at a time in them). */
+ * The causes of the split were not isolated.  The windowed bodies timed
+ * here checked every element against the row, which whole vectors skip in
+ * row_elem_loop, so the split may fall at shorter rows. */
 static int row_window_pays(const KCtx *c, int64_t len)
 {
     return len > 1024 || (len > 512 && !reads_per_column(c));
