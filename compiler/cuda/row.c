@@ -41,6 +41,29 @@ static void row_vec_bounds(KCtx *c)
  * [2047, 50257] took 185-192 us against 152-156. */
 #define ROW_PIECES_MIN 4
 
+/* dst.v[j] = access a at rb + j, for j < V: a vector whose elements are not
+ * aligned in a's array, an element at a time (one load each, the offset in
+ * its address); `inrow`: only its elements [jlo, jhi) in the row
+ * (row_vec_bounds), the others 0 */
+static void row_vec_elems(KCtx *c, int a, const char *dst, int inrow)
+{
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "(rb + j)";
+    Buf off = {0};
+    cu_acc_offset(c, &c->acc[a], "I", &off);
+    c->gi[g] = saved;
+    int ib = c->inbuf[c->acc[a].node->id];
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++)");
+    if (inrow)
+        emit_line(&c->w, "    %s.v[j] = j >= jlo && j < jhi ? in%d[%s] : (%s)0;", dst, ib, off.data,
+                  cu_stype(MDT(c, c->acc[a].node)));
+    else
+        emit_line(&c->w, "    %s.v[j] = in%d[%s];", dst, ib, off.data);
+    buf_free(&off);
+}
+
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
  * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
@@ -70,13 +93,11 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         }
         /* windowed rows: the vector at rb is not aligned in this array, so
          * an element at a time; inside the row as they are (sh == 2), else
-         * lanes outside the row read its nearest end */
+         * a partial vector only its elements in the row */
         emit_line(&c->w, "fz_vec<%s, V> vb%d;", st, a);
+        char dst[16];
+        snprintf(dst, sizeof dst, "vb%d", a);
         if (sh == 2) {
-            c->gi[g] = "(rb + j)";
-            Buf offj = {0};
-            cu_acc_offset(c, &c->acc[a], "I", &offj);
-            c->gi[g] = "rb";
             int es = dtype_size(MDT(c, c->acc[a].node));
             emit_line(&c->w, "if (BS <= 512 && sh == 0 && (unsigned long long)in%d %% sizeof(vb%d) == 0)", ib, a);
             emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
@@ -86,11 +107,8 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
             }
             emit_line(&c->w, "else {");
             cu_open_scope(c);
-            emit_line(&c->w, "#pragma unroll");
-            emit_line(&c->w, "for (int j = 0; j < V; j++)");
-            emit_line(&c->w, "    vb%d.v[j] = in%d[%s];", a, ib, offj.data);
+            row_vec_elems(c, a, dst, 0);
             cu_close_scope(c);
-            buf_free(&offj);
             buf_free(&off);
             continue;
         }
@@ -100,24 +118,12 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
          * instructions an element, sm_90) */
         emit_line(&c->w, "if (SH && %s) {", row_vec_whole(c));
         cu_open_scope(c);
-        c->gi[g] = "(rb + j)";
-        Buf offw = {0};
-        cu_acc_offset(c, &c->acc[a], "I", &offw);
-        emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++)");
-        emit_line(&c->w, "    vb%d.v[j] = in%d[%s];", a, ib, offw.data);
-        buf_free(&offw);
+        row_vec_elems(c, a, dst, 0);
         cu_close_scope(c);
         emit_line(&c->w, "else if (SH) {");
         cu_open_scope(c);
         row_vec_bounds(c);
-        Buf offj = {0};
-        cu_acc_offset(c, &c->acc[a], "I", &offj);
-        c->gi[g] = "rb";
-        emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int j = 0; j < V; j++)");
-        emit_line(&c->w, "    vb%d.v[j] = j >= jlo && j < jhi ? in%d[%s] : (%s)0;", a, ib, offj.data, st);
-        buf_free(&offj);
+        row_vec_elems(c, a, dst, 1);
         cu_close_scope(c);
         emit_line(&c->w, "else");
         emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
@@ -145,24 +151,20 @@ static void row_vec_load(KCtx *c, int a)
  * time at rb + j, a whole vector of the window being inside the row */
 static void row_vec_load_apart(KCtx *c, int a)
 {
-    int g = c->ng - 1;
-    const char *saved = c->gi[g];
     const char *st = cu_stype(MDT(c, c->acc[a].node));
     int ib = c->inbuf[c->acc[a].node->id];
-    Buf off = {0}, offj = {0};
+    Buf off = {0};
     cu_acc_offset(c, &c->acc[a], "I", &off);
-    c->gi[g] = "(rb + j)";
-    cu_acc_offset(c, &c->acc[a], "I", &offj);
-    c->gi[g] = saved;
-    emit_line(&c->w, "fz_vec<%s, V> t%d;", st, a);
+    char dst[16];
+    snprintf(dst, sizeof dst, "t%d", a);
+    emit_line(&c->w, "fz_vec<%s, V> %s;", st, dst);
     emit_line(&c->w, "if (SH) {");
-    emit_line(&c->w, "    #pragma unroll");
-    emit_line(&c->w, "    for (int j = 0; j < V; j++)");
-    emit_line(&c->w, "        t%d.v[j] = in%d[%s];", a, ib, offj.data);
+    c->w.indent++;
+    row_vec_elems(c, a, dst, 0);
+    c->w.indent--;
     emit_line(&c->w, "} else");
-    emit_line(&c->w, "    t%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+    emit_line(&c->w, "    %s = *(const fz_vec<%s, V> *)(in%d + %s);", dst, st, ib, off.data);
     buf_free(&off);
-    buf_free(&offj);
 }
 
 /* Whether the pass of rc writes element output i: the first round those

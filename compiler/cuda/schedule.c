@@ -625,14 +625,12 @@ int cu_row_win_apart(KCtx *c, int a)
  * the row-shaped outputs at it and inputs anywhere */
 static int row_windowable_as(KCtx *c, int apart)
 {
-    if (row_vec_width(c) <= 1)
-        return 0;
     Buf ref = {0};
-    int ok = row_win_ref(c, &ref);
+    int ok = row_vec_width(c) > 1 && row_win_ref(c, &ref);
+    buf_free(&ref);
     for (int a = 0; ok && a < c->nacc + c->k->noutputs; a++)
         if (cu_row_win_apart(c, a))
             ok = apart && a < c->nacc;
-    buf_free(&ref);
     return ok;
 }
 
