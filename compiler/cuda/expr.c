@@ -343,7 +343,7 @@ const char *cu_emit_value(KCtx *c, const IrNode *n, const int8_t *map)
         else if (c->vec && c->loopbv && cu_acc_loopbv(c, &c->acc[a], c->loopbv))
             buf_printf(&e, "vc%d%s.v[j]", a, c->sfx ? c->sfx : "");
         else if (c->loopvld && cu_acc_cached(c, &c->acc[a]))
-            buf_printf(&e, "t%d.v[j]", a);
+            buf_printf(&e, "xv%d.v[j]", a);
         else if (c->rowcache && cu_acc_cached(c, &c->acc[a])) {
             cu_xc_ref(c, &e, a, "k");
             converted = !cu_xc_raw(c, a);

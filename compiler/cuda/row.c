@@ -134,19 +134,19 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         buf_puts(c->w.out, body->data);
 }
 
-/* const fz_vec<T, V> t<a>: the V elements of row-shaped input a at rb
+/* const fz_vec<T, V> xv<a>: the V elements of row-shaped input a at rb
  * (a cached access; the caller decomposed rb) */
 static void row_vec_load(KCtx *c, int a)
 {
     Buf off = {0};
     const char *st = cu_stype(MDT(c, c->acc[a].node));
     cu_acc_offset(c, &c->acc[a], "I", &off);
-    emit_line(&c->w, "const fz_vec<%s, V> t%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, c->inbuf[c->acc[a].node->id],
+    emit_line(&c->w, "const fz_vec<%s, V> xv%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, c->inbuf[c->acc[a].node->id],
               off.data);
     buf_free(&off);
 }
 
-/* fz_vec<T, V> t<a>: as row_vec_load, for an access at another offset
+/* fz_vec<T, V> xv<a>: as row_vec_load, for an access at another offset
  * than the window's (cu_row_win_apart): windowed (SH), an element at a
  * time at rb + j, a whole vector of the window being inside the row */
 static void row_vec_load_apart(KCtx *c, int a)
@@ -156,7 +156,7 @@ static void row_vec_load_apart(KCtx *c, int a)
     Buf off = {0};
     cu_acc_offset(c, &c->acc[a], "I", &off);
     char dst[16];
-    snprintf(dst, sizeof dst, "t%d", a);
+    snprintf(dst, sizeof dst, "xv%d", a);
     emit_line(&c->w, "fz_vec<%s, V> %s;", st, dst);
     emit_line(&c->w, "if (SH) {");
     c->w.indent++;
@@ -845,7 +845,7 @@ static void row_cache_load(KCtx *c)
                 row_vec_load_apart(c, a);
             else
                 row_vec_load(c, a);
-            buf_printf(&e, "t%d.v[j]", a);
+            buf_printf(&e, "xv%d.v[j]", a);
             cu_xc_value(c, a, e.data, &cv);
             Buf x = {0};
             cu_xc_store(c, &x, a, "kk * V + j", cv.data);
