@@ -138,8 +138,10 @@ static void fast_template(const char *t, const char *const *ops, Buf *b)
  * every float whose exp is a normal float).  Not for f16: its subnormals
  * (below 6.1e-5) are spaced wider than its tolerance allows there, and a
  * long softmax row of f16 then rounded 27 of 600000 values the other way.
- * Not in row kernels: they are bound by memory, and with __expf ptxas
- * spilled softmax's bf16 windowed rows of 4096. */
+ * Not in row kernels: their bf16 rows are bound by instruction issue,
+ * which __expf would cut, but with it ptxas spills 24 bytes in bf16
+ * softmax's _r1024s and 16 in a kernel of two logsumexps' _rt32 (sm_90,
+ * launch bounds of the block size alone). */
 static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast, int narrow)
 {
     const OpInfo *oi = &op_info[n->op];
