@@ -9,7 +9,7 @@ of every entry function: a function with spill stores or spill loads is a
 failure, named with the program and flags it came from.
 
 Without PROGRAM arguments it checks the whole set: examples/*.fuse,
-tools/bench/models/programs/*.fuse (f32 and bf16 text, symbolic dims and
+tools/bench/*.fuse (the row sweep), tools/bench/models/programs/*.fuse (f32 and bf16 text, symbolic dims and
 every dim static at each size of cases.py) and every .fuse under tests/
 that fusec translates without error; each as is, with --atomic-reduce and
 with --no-fusion (the static model builds as is and with --atomic-reduce).
@@ -64,7 +64,8 @@ def model_jobs():
 
 def default_jobs():
     jobs = []
-    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.fuse"))):
+    progs = glob.glob(os.path.join(ROOT, "examples", "*.fuse")) + glob.glob(os.path.join(ROOT, "tools", "bench", "*.fuse"))
+    for f in sorted(progs):
         for fl in FLAG_SETS:
             jobs.append((os.path.relpath(f, ROOT), None, None, f, fl))
     jobs += model_jobs()
