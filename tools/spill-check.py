@@ -9,8 +9,9 @@ of every entry function: a function with spill stores or spill loads is a
 failure, named with the program and flags it came from.
 
 Without PROGRAM arguments it checks the whole set: examples/*.fuse,
-tools/bench/*.fuse (the row sweep), tools/bench/models/programs/*.fuse (f32 and bf16 text, symbolic dims and
-every dim static at each size of cases.py) and every .fuse under tests/
+tools/bench/*.fuse (the row sweep), tools/bench/models/programs/*.fuse
+(f32 and bf16 text, symbolic dims and every dim static at each size of
+cases.py) and every .fuse under tests/
 that fusec translates without error; each as is, with --atomic-reduce and
 with --no-fusion (the static model builds as is and with --atomic-reduce).
 With PROGRAM arguments it checks those, as is (EXTRA flags after `--` go

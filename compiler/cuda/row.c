@@ -113,11 +113,11 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
             continue;
         }
         /* a whole vector inside the row an element at a time at rb + j
-         * (one load each, the offset in its address; as aligned pieces,
-         * fz_vec_pieces, bf16 layernorm's rows of 3001 and 4097 ran no
-         * faster on the H100), a partial one its elements in the row
-         * (clamped 64-bit indices took five instructions an element,
-         * sm_90) */
+         * (one load each, the offset in its address; read as the aligned
+         * 16-byte pieces that hold it, shifted into place by a funnel
+         * shift, bf16 layernorm's rows of 3001 and 4097 ran no faster on
+         * the H100), a partial one its elements in the row (clamped
+         * 64-bit indices took five instructions an element, sm_90) */
         emit_line(&c->w, "if (SH && %s) {", row_vec_whole(c));
         cu_open_scope(c);
         row_vec_elems(c, a, dst, 0);
