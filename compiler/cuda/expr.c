@@ -140,8 +140,8 @@ static void fast_template(const char *t, const char *const *ops, Buf *b)
  * long softmax row of f16 then rounded 27 of 600000 values the other way.
  * Not in row kernels: their bf16 rows are bound by instruction issue,
  * which __expf would cut, but with it ptxas spills 24 bytes in bf16
- * softmax's _r1024s and 16 in a kernel of two logsumexps' _rt32 (sm_90,
- * launch bounds of the block size alone). */
+ * softmax's _r1024s (sm_90, launch bounds of the block size alone; in
+ * logsumexp's state, 16 in the _rt32 of a kernel of two of them). */
 static void op_expr(const IrNode *n, const char *const *a, const DType *adt, Buf *b, int fast, int narrow)
 {
     const OpInfo *oi = &op_info[n->op];
