@@ -749,14 +749,32 @@ static int plan_scalar(KCtx *c, Variant *v)
  * launch gives a row the fewest warps that hold it, so no more than a
  * warp's share of a block idles, where fixed widths of a power of two
  * would leave half of a block of 256 threads of 32 idle for rows of 4097,
- * and three eighths for rows of 5120. */
+ * and three eighths for rows of 5120.
+ *
+ * Windowed rows of 2-byte elements (vectors of 8) under 128 bytes in a
+ * thread's 32 elements (row_thin_windowed) take 16 elements a thread on up
+ * to 512 threads and have no _rt32w; longer rows go to the windowed looped
+ * kernel.  A windowed thread of 32 such elements holds four vectors, each
+ * with its bounds tests and partial-vector path, at 62 to 74 registers
+ * (bf16 softmax, layernorm; sm_90): 4 or 5 blocks of 5 warps a
+ * multiprocessor at rows of 4097.  On the H200 (2^26 bf16 elements, us,
+ * _rt32w -> _rt16w at rows of 4097 / 6001): softmax 150.9 / 140.7 ->
+ * 118.4 / 120.4, log-softmax 138.4 / 130.2 -> 126.4 / 124.5, layernorm
+ * 183.2 / 151.6 -> 158.7 / 157.7, rmsnorm 106.7 / 105.7 -> 110.5 / 108.4;
+ * _rt32w -> the looped kernel at 8191 / 12001 / 16001: layernorm 196.9 /
+ * 161.4 / 233.7 -> 149.1 / 139.8 / 134.6, softmax 143.3 / 149.0 / 205.0 ->
+ * 143.5 / 130.7 / 122.0, log-softmax 146.8 / 153.2 / 140.5 -> 151.0 /
+ * 126.8 / 117.8.  f32 rows keep _rt32w: _rt16w on 512 threads took f32
+ * layernorm at 6001 from 156.8 to 192.5 us, the looped kernel at 8191
+ * from 181.2 to 194.3. */
 static void add_width_rows(KCtx *c, Variant *v, int *n, int i64, int vw, int sh)
 {
     static const char *const nm[2][2] = {{"_rt16", "_rt32"}, {"_rt16w", "_rt32w"}};
-    for (int i = 0; i < 2; i++) {
+    int thin = sh && vw == 8 && row_thin_windowed(c);
+    for (int i = 0; i < 2 - thin; i++) {
         /* rows that are not contiguous (vw 1) keep 256 threads of 32,
          * the most registers a thread */
-        add_variant(c->k, v, n, VK_ROW_C, i64, 0, 16 << i, vw > 1 ? 256 << i : 256, nm[sh][i]);
+        add_variant(c->k, v, n, VK_ROW_C, i64, 0, 16 << i, vw > 1 ? 256 << (i + thin) : 256, nm[sh][i]);
         v[*n - 1].vw = vw;
         v[*n - 1].sh = sh;
         /* 512 threads of 32 whole vectors: two blocks a multiprocessor
