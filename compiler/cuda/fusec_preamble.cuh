@@ -119,6 +119,22 @@ template <> __device__ __forceinline__ long long fz_div<long long>(long long t, 
 template <class T, int V> struct __align__(sizeof(T) * V) fz_vec {
     T v[V];
 };
+/* The V elements at p, aligned to 16 bytes but perhaps not to their whole
+ * size (more than 16 bytes): as 16-byte pieces. */
+template <class T, int V> static __device__ __forceinline__ fz_vec<T, V> fz_vec_load16(const T *p)
+{
+    enum { P = 16 / sizeof(T) };
+    static_assert(V % P == 0, "whole 16-byte pieces");
+    fz_vec<T, V> r;
+#pragma unroll
+    for (int i = 0; i < V / P; i++) {
+        const fz_vec<T, P> w = ((const fz_vec<T, P> *)p)[i];
+#pragma unroll
+        for (int k = 0; k < P; k++)
+            r.v[i * P + k] = w.v[k];
+    }
+    return r;
+}
 /* The V elements at p, anywhere in its 16-byte block: the aligned 16-byte
  * pieces that hold them, then a select of p's place in the first, instead
  * of V loads an element wide (each of which a warp spreads over 32 lanes'

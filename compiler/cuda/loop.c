@@ -20,14 +20,19 @@ static void loop_vec_loads(KCtx *c, int V, const char *iv, const char *sfx, int 
         if (!cu_acc_loopbv(c, &c->acc[a], V))
             continue;
         /* a broadcast input along the vector: whole when its pointer is
-         * aligned (a uniform test), else an element at a time */
+         * aligned (a uniform test; past 16 bytes, to 16 and in 16-byte
+         * pieces), else an element at a time */
         const char *st = cu_stype(MDT(c, c->acc[a].node));
         int ib = c->inbuf[c->acc[a].node->id];
         Buf off = {0};
         cu_acc_offset(c, &c->acc[a], "I", &off);
+        int bytes = V * dtype_size(MDT(c, c->acc[a].node));
         emit_line(&c->w, "fz_vec<%s, %d> vc%d%s;", st, V, a, sfx);
-        emit_line(&c->w, "if ((unsigned long long)in%d %% %d == 0) {", ib, V * dtype_size(MDT(c, c->acc[a].node)));
-        emit_line(&c->w, "    vc%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", a, sfx, st, V, ib, off.data);
+        emit_line(&c->w, "if ((unsigned long long)in%d %% %d == 0) {", ib, bytes > 16 ? 16 : bytes);
+        if (bytes > 16)
+            emit_line(&c->w, "    vc%d%s = fz_vec_load16<%s, %d>(in%d + %s);", a, sfx, st, V, ib, off.data);
+        else
+            emit_line(&c->w, "    vc%d%s = *(const fz_vec<%s, %d> *)(in%d + %s);", a, sfx, st, V, ib, off.data);
         emit_line(&c->w, "} else {");
         emit_line(&c->w, "    #pragma unroll");
         emit_line(&c->w, "    for (int j = 0; j < %d; j++)", V);
