@@ -140,6 +140,8 @@ typedef struct KCtx {
     int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */
     const char *foldidx;         /* the index of those arrays where not "[j]": a column
                                   * kernel's rows of a fold, "[u]" */
+    int lsecols;                 /* a column kernel's fold: a logsumexp's elements go
+                                  * to l<id>[column][u] (the accumulator's index, then u) */
     const char *sfx;             /* suffix of gi/va/vo names (unrolled copies) */
     const char *accidx;          /* "[j]" where accumulators are per vector lane */
     char giname[IR_MAX_RANK][24];
@@ -361,7 +363,7 @@ const char *cu_emit_value(KCtx *c, const IrNode *n, const int8_t *map);
 void cu_emit_store(KCtx *c, int i, const char *itype);
 int cu_red_is_welford(const IrNode *n);
 int cu_red_is_lse(const IrNode *n);
-void cu_red_type(const IrNode *n, Buf *b);
+void cu_red_type(const KCtx *c, const IrNode *n, Buf *b);
 void cu_atomic_type(const IrNode *n, Buf *b);
 DType cu_red_acc_dtype(const IrNode *n);
 void cu_red_elem(const IrNode *n, const char *v, Buf *b);

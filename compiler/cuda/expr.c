@@ -446,10 +446,20 @@ int cu_red_is_lse(const IrNode *n)
     return n->op == OP_LOGSUMEXP || n->op == OP_SUMEXP;
 }
 
-/* the preamble's reduction struct for node n */
-void cu_red_type(const IrNode *n, Buf *b)
+/* the preamble's reduction struct for node n in c's kernel.  A
+ * logsumexp's f32 state of values computed from a bf16 param takes the
+ * hardware's exp in reduction kernels (fz_lse_exp), by the rule loop
+ * kernels follow (op_expr): a bf16 column softmax's column pass is bound
+ * by instruction issue, and expf is eight instructions of the 24 an
+ * element.  Row kernels keep expf (op_expr says why). */
+void cu_red_type(const KCtx *c, const IrNode *n, Buf *b)
 {
     const char *t = cu_ctype(cu_red_acc_dtype(n));
+    if (cu_red_is_lse(n) && c->k->kind == KK_REDUCE && c->from_bf16[n->id] &&
+        cu_red_acc_dtype(n) == DT_F32) {
+        buf_printf(b, "%s<%s, true>", n->op == OP_LOGSUMEXP ? "fz_lse" : "fz_sumexp", t);
+        return;
+    }
     switch (n->op) {
     case OP_SUM: buf_printf(b, "fz_sum<%s>", t); break;
     case OP_MEAN: buf_printf(b, "fz_mean<%s>", t); break;

@@ -319,7 +319,21 @@ template <class T, int STD> struct fz_var {
 template <class T> struct fz_lsest {
     T m, s;
 };
-template <class T> struct fz_lse {
+/* The exp of a logsumexp's state: with HW (an f32 state of values
+ * computed from bf16 params, in reduction kernels) the hardware's 2^x of
+ * d log2(e), as __expf, but flushing results below 2^-126 to 0 (.ftz:
+ * __expf's scaling around them is three more instructions an element);
+ * the state's sum is at least 1, so such terms are below its rounding.
+ * Its relative error is far inside bf16's tolerance.  Else exp. */
+template <class T, bool HW> static __device__ __forceinline__ T fz_lse_exp(T d) { return exp(d); }
+template <> __device__ __forceinline__ float fz_lse_exp<float, true>(float d)
+{
+    float r;
+    const float x = d * 1.4426950408889634f;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+template <class T, bool HW = false> struct fz_lse {
     typedef fz_lsest<T> S;
     enum { TREE = 1 }; /* fz_block_reduce: a tree (comb takes two exps) */
     /* the two sweeps' reductions over a row's threads: of m, then of s */
@@ -335,7 +349,7 @@ template <class T> struct fz_lse {
         const bool up = v > a.m;
         const T lo = up ? a.m : v, hi = up ? v : a.m;
         const T d = lo - hi;
-        const T e = exp(d == d ? d : (T)0);
+        const T e = fz_lse_exp<T, HW>(d == d ? d : (T)0);
         a.s = up ? a.s * e + (T)1 : a.s + e;
         a.m = (up || v != v) ? v : a.m;
         return a;
@@ -354,7 +368,7 @@ template <class T> struct fz_lse {
     }
     static __device__ __forceinline__ S upd_sum(S a, T v, long long)
     {
-        a.s += exp(v - (isfinite(a.m) ? a.m : (T)0));
+        a.s += fz_lse_exp<T, HW>(v - (isfinite(a.m) ? a.m : (T)0));
         return a;
     }
     /* A vector of V elements at once (the looped row kernels): their max,
@@ -370,10 +384,10 @@ template <class T> struct fz_lse {
             mx = (v[j] > mx || v[j] != v[j]) ? v[j] : mx;
         const T m = (mx > a.m || mx != mx) ? mx : a.m;
         const T ref = isfinite(m) ? m : (T)0;
-        T s = a.s * exp(a.m - ref);
+        T s = a.s * fz_lse_exp<T, HW>(a.m - ref);
 #pragma unroll
         for (int j = 0; j < V; j++)
-            s += exp(v[j] - ref);
+            s += fz_lse_exp<T, HW>(v[j] - ref);
         a.m = m;
         a.s = s;
         return a;
@@ -396,7 +410,7 @@ template <class T> struct fz_lse {
             r.s = 1;
             return r;
         }
-        r.s = a.s * exp(a.m - r.m) + b.s * exp(b.m - r.m);
+        r.s = a.s * fz_lse_exp<T, HW>(a.m - r.m) + b.s * fz_lse_exp<T, HW>(b.m - r.m);
         return r;
     }
     static __device__ __forceinline__ S shfl(S a, int o) { a.m = __shfl_xor_sync(FZ_FULL, a.m, o); a.s = __shfl_xor_sync(FZ_FULL, a.s, o); return a; }
@@ -407,7 +421,7 @@ template <class T> struct fz_lse {
 /* sum(exp(x - max(x))) from the same state: s against a finite max; else
  * what exp(x - m) gives element by element: 0 for no element, NaN where
  * the max is an infinity or NaN (inf - inf, NaN - NaN) */
-template <class T> struct fz_sumexp : fz_lse<T> {
+template <class T, bool HW = false> struct fz_sumexp : fz_lse<T, HW> {
     typedef fz_lsest<T> S;
     static __device__ __forceinline__ T fin(S a, long long)
     {

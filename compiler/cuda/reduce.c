@@ -20,7 +20,7 @@ static int collect_reductions(KCtx *c, const IrNode **reds, int decl)
             const IrNode *v = k->values[i];
             reds[nreds++] = v;
             Buf t = {0};
-            cu_red_type(v, &t);
+            cu_red_type(c, v, &t);
             emit_line(&c->w, "typedef %s R%d;", t.data, v->id);
             if (c->atomic) {
                 t.len = 0;
@@ -268,7 +268,7 @@ static int collect_side(KCtx *c, const IrNode **side)
         if (cu_is_side_red(c, k->values[i]) && nside < 64) {
             side[nside++] = k->values[i];
             Buf t = {0};
-            cu_red_type(k->values[i], &t);
+            cu_red_type(c, k->values[i], &t);
             emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
             buf_free(&t);
         }
@@ -405,48 +405,64 @@ static void side_group(KCtx *c, const IrNode **reds, int nreds, const IrNode **s
 /* Rows a column's var or std folds at once (cols_fold_rows). */
 enum { COLS_FOLD_ROWS = 8 };
 
-/* Whether the pass folds its var and std COLS_FOLD_ROWS rows at a time:
- * where it has one and a column a thread (Welford states never take
- * vectors of columns, cols_vec_width). */
-static int cols_welford_fold(const KCtx *c, const IrNode **reds, int nreds)
+/* Whether the pass folds rows a group at a time (cols_fold_rows): where it
+ * has a var or std and a column a thread (Welford states never take
+ * vectors of columns, cols_vec_width), or a logsumexp's state. */
+static int cols_fold(const KCtx *c, const IrNode **reds, int nreds)
 {
-    if (c->L->vw != 1)
-        return 0;
     for (int i = 0; i < nreds; i++)
-        if (cu_red_is_welford(reds[i]))
+        if ((cu_red_is_welford(reds[i]) && c->L->vw == 1) || cu_red_is_lse(reds[i]))
             return 1;
     return 0;
 }
 
-/* The rows of a pass with a var or std, a column a thread: whole groups
- * of COLS_FOLD_ROWS rows, each var and std collecting the group's values
- * in w<id>[u] and folding them at once (fz_var::updv: one division a
- * group, where Welford's element step divides at every row and waits on
- * the row before), the other reductions an element at a time; then the
- * last rows an element at a time.  The group's loads have no bounds test
- * between them and issue together: 8 in flight a thread. */
+/* The rows of a pass with a var, std or logsumexp, in whole groups of K
+ * rows: each var and std collects the group's values in w<id>[u], each
+ * logsumexp in l<id>[column][u], and folds them at once (R::updv); the
+ * other reductions fold an element at a time; then the last rows an
+ * element at a time.  A var's updv divides once a group, where Welford's
+ * element step divides at every row and waits on the row before; a
+ * logsumexp's takes the group's max, then K + 1 exps, none waiting on the
+ * running max (upd: one exp an element, each behind the last; the bf16
+ * column pass of a softmax was bound by instruction issue).  K is 8, or
+ * 4 with vectors of columns (their K x V values stay in registers).  The
+ * group's loads have no bounds test between them and issue together. */
 static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
 {
+    int K = c->L->vw > 1 ? 4 : COLS_FOLD_ROWS;
     emit_line(&c->w, "I rb = r0 + (WS == 1 ? 0 : ty);");
-    emit_line(&c->w, "for (; rb + (I)%d * WS < r1; rb += (I)%d * WS) {", COLS_FOLD_ROWS - 1, COLS_FOLD_ROWS);
+    emit_line(&c->w, "for (; rb + (I)%d * WS < r1; rb += (I)%d * WS) {", K - 1, K);
     cu_open_scope(c);
-    for (int i = 0; i < nreds; i++)
-        if (cu_red_is_welford(reds[i]))
-            emit_line(&c->w, "%s w%d[%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, COLS_FOLD_ROWS);
+    for (int i = 0; i < nreds; i++) {
+        if (cu_red_is_welford(reds[i]) && c->L->vw == 1)
+            emit_line(&c->w, "%s w%d[%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, K);
+        if (cu_red_is_lse(reds[i]))
+            emit_line(&c->w, "%s l%d[V][%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, K);
+    }
     emit_line(&c->w, "#pragma unroll");
-    emit_line(&c->w, "for (int u = 0; u < %d; u++) {", COLS_FOLD_ROWS);
+    emit_line(&c->w, "for (int u = 0; u < %d; u++) {", K);
     cu_open_scope(c);
     emit_line(&c->w, "const I r = rb + (I)u * WS;");
-    c->varvec = 1;
+    c->varvec = c->L->vw == 1;
+    c->lsevec = 1;
+    c->lsecols = 1;
     c->foldidx = "[u]";
     cols_step(c, reds, nreds, NULL, 0, rg, nr, ig, ni);
     c->varvec = 0;
+    c->lsevec = 0;
+    c->lsecols = 0;
     c->foldidx = NULL;
     cu_close_scope(c);
-    for (int i = 0; i < nreds; i++)
-        if (cu_red_is_welford(reds[i]))
-            emit_line(&c->w, "a%d[0] = R%d::updv<%d>(a%d[0], w%d);", reds[i]->id, reds[i]->id, COLS_FOLD_ROWS,
-                      reds[i]->id, reds[i]->id);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        if (cu_red_is_welford(reds[i]) && c->L->vw == 1)
+            emit_line(&c->w, "a%d[0] = R%d::updv<%d>(a%d[0], w%d);", id, id, K, id, id);
+        if (cu_red_is_lse(reds[i])) {
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int j = 0; j < V; j++)");
+            emit_line(&c->w, "    a%d[j] = R%d::updv<%d>(a%d[j], l%d[j]);", id, id, K, id, id);
+        }
+    }
     cu_close_scope(c);
     emit_line(&c->w, "for (; rb < r1; rb += WS) {");
     cu_open_scope(c);
@@ -482,7 +498,7 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNod
      * where the step has no bounds test per row: on the H200 row and column
      * sums of 30011 x 1531 f32 took 114.3 us with a test per row and 2 rows
      * a step, 77.4 in whole steps of 8 (a column sum alone: 77.1). */
-    if (!nside && cols_welford_fold(c, reds, nreds)) {
+    if (!nside && cols_fold(c, reds, nreds)) {
         cols_fold_rows(c, reds, nreds, rg, nr, ig, ni);
         cu_close_scope(c);
         return;

@@ -647,6 +647,11 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
     Buf e = {0};
     cu_red_elem(n, v, &e);
     char arr = vec_fold(c, n, sweep);
+    if (arr == 'l' && c->lsecols) {
+        emit_line(&c->w, "l%d%s[u] = %s;", n->id, c->accidx, e.data);
+        buf_free(&e);
+        return;
+    }
     if (arr) {
         emit_line(&c->w, "%c%d%s = %s;", arr, n->id, c->foldidx ? c->foldidx : "[j]", e.data);
         buf_free(&e);
@@ -1114,7 +1119,7 @@ void cu_emit_row_body(KCtx *c, int cached)
     for (int i = 0; i < k->nvalues; i++)
         if (op_info[k->values[i]->op].cls == OPC_REDUCE) {
             Buf t = {0};
-            cu_red_type(k->values[i], &t);
+            cu_red_type(c, k->values[i], &t);
             emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
             buf_free(&t);
         }

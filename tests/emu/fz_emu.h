@@ -191,6 +191,12 @@ static inline void fz_emu_asm_op(const char *text, unsigned short &h, float f)
         fz_emu_unknown_asm(text);
     h = fz_emu_f2h(f);
 }
+static inline void fz_emu_asm_op(const char *text, float &r, float x)
+{
+    if (strcmp(text, "ex2.approx.ftz.f32 %0, %1;") != 0)
+        fz_emu_unknown_asm(text);
+    r = x < -126.0f ? 0.0f : exp2f(x); /* .ftz: results below 2^-126 are 0 */
+}
 static inline void fz_emu_asm_op(const char *text, float &r, float a, float b)
 {
     if (strcmp(text, "div.full.f32 %0, %1, %2;") != 0)

@@ -462,7 +462,7 @@ int main(void)
     CHECK(contains(&k, "[CAP];"), "row kernel does not cache the row");
     CHECK(contains(&k, "fz_argred<float, 1>"), "argmax state");
     CHECK(contains(&k, "fz_var<float, 1>"), "std state");
-    CHECK(contains(&k, "fz_lse<float>"), "logsumexp state");
+    CHECK(contains(&k, "fz_lse<float, true>"), "logsumexp state of bf16 values: the hardware exp");
     CHECK(contains(&l, "bias_relu_k0_loop_launch("), "launch stub missing");
     CHECK(contains(&l, "FUSEC_LAUNCH(0, bias_relu_k0_loop_v,"), "K_INDEX 0 is the first variant");
     CHECK(contains(&l, "vec = vec && gs1 % 4 == 0;"), "row width check for vectors");
