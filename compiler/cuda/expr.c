@@ -452,11 +452,14 @@ int cu_red_is_lse(const IrNode *n)
  * kernels follow (op_expr): a bf16 column softmax's column pass is bound
  * by instruction issue, and expf is eight instructions of the 24 an
  * element.  Row kernels keep expf (op_expr says why). */
+int cu_lse_hw(const KCtx *c, const IrNode *n)
+{
+    return cu_red_is_lse(n) && c->k->kind == KK_REDUCE && c->from_bf16[n->id] && cu_red_acc_dtype(n) == DT_F32;
+}
 void cu_red_type(const KCtx *c, const IrNode *n, Buf *b)
 {
     const char *t = cu_ctype(cu_red_acc_dtype(n));
-    if (cu_red_is_lse(n) && c->k->kind == KK_REDUCE && c->from_bf16[n->id] &&
-        cu_red_acc_dtype(n) == DT_F32) {
+    if (cu_lse_hw(c, n)) {
         buf_printf(b, "%s<%s, true>", n->op == OP_LOGSUMEXP ? "fz_lse" : "fz_sumexp", t);
         return;
     }

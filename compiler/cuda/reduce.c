@@ -408,25 +408,53 @@ enum { COLS_FOLD_ROWS = 8 };
 /* Whether the pass folds rows a group at a time (cols_fold_rows): where it
  * has a var or std and a column a thread (Welford states never take
  * vectors of columns, cols_vec_width), or a logsumexp's state. */
+static int cols_fold_lse(const KCtx *c, const IrNode *n)
+{
+    return cu_lse_hw(c, n);
+}
+/* Whether c's column kernel folds a bf16 logsumexp in groups of rows
+ * (cols_fold_rows; kernels with side reductions take U rows a step
+ * instead).  Its variants ask for 3 blocks of 256 a multiprocessor: with
+ * the block size alone ptxas held bf16 sumexp's `_cols_v` to 48 registers
+ * and spilled 8 bytes (sm_90), with 4 blocks a softmax's to 64 and spilled
+ * 4; with 3 they take 58 to 80 and none. */
+int cu_cols_fold_lse(const KCtx *c)
+{
+    const Kernel *k = c->k;
+    int any = 0;
+    for (int i = 0; i < k->nvalues; i++) {
+        if (op_info[k->values[i]->op].cls != OPC_REDUCE)
+            continue;
+        if (cu_is_side_red(c, k->values[i]))
+            return 0;
+        any |= cols_fold_lse(c, k->values[i]);
+    }
+    return any;
+}
 static int cols_fold(const KCtx *c, const IrNode **reds, int nreds)
 {
     for (int i = 0; i < nreds; i++)
-        if ((cu_red_is_welford(reds[i]) && c->L->vw == 1) || cu_red_is_lse(reds[i]))
+        if ((cu_red_is_welford(reds[i]) && c->L->vw == 1) || cols_fold_lse(c, reds[i]))
             return 1;
     return 0;
 }
 
-/* The rows of a pass with a var, std or logsumexp, in whole groups of K
- * rows: each var and std collects the group's values in w<id>[u], each
- * logsumexp in l<id>[column][u], and folds them at once (R::updv); the
- * other reductions fold an element at a time; then the last rows an
- * element at a time.  A var's updv divides once a group, where Welford's
- * element step divides at every row and waits on the row before; a
- * logsumexp's takes the group's max, then K + 1 exps, none waiting on the
- * running max (upd: one exp an element, each behind the last; the bf16
- * column pass of a softmax was bound by instruction issue).  K is 8, or
- * 4 with vectors of columns (their K x V values stay in registers).  The
- * group's loads have no bounds test between them and issue together. */
+/* The rows of a pass with a var or std (a column a thread) or a bf16
+ * logsumexp (cu_lse_hw), in whole groups of K rows: each var and std
+ * collects the group's values in w<id>[u], each such logsumexp in
+ * l<id>[column][u], and folds them at once (R::updv); the other
+ * reductions fold an element at a time; then the last rows an element at
+ * a time.  A var's updv divides once a group, where Welford's element step
+ * divides at every row and waits on the row before; a logsumexp's takes
+ * the group's max, then K + 1 exps, none waiting on the running max (upd:
+ * one exp an element, each behind the last).  K is 8, or 4 where a thread
+ * holds a vector of columns (their K x V values stay in registers).  On
+ * the H100, bf16 column logsumexp over 8192 x 8192 took 67.7 -> 62.7 us
+ * with it, a bf16 column softmax over 333 columns 292.0 -> 248.1; an f32
+ * column softmax over 8192 x 8192 lost 5% (292.0 -> 308.2, its `_cols_v`
+ * at 80 registers against 52), so f32 and f64 states keep the element
+ * step.  The group's loads have no bounds test between them and issue
+ * together. */
 static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
 {
     int K = c->L->vw > 1 ? 4 : COLS_FOLD_ROWS;
@@ -436,7 +464,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
     for (int i = 0; i < nreds; i++) {
         if (cu_red_is_welford(reds[i]) && c->L->vw == 1)
             emit_line(&c->w, "%s w%d[%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, K);
-        if (cu_red_is_lse(reds[i]))
+        if (cols_fold_lse(c, reds[i]))
             emit_line(&c->w, "%s l%d[V][%d];", cu_ctype(cu_red_acc_dtype(reds[i])), reds[i]->id, K);
     }
     emit_line(&c->w, "#pragma unroll");
@@ -457,7 +485,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
         int id = reds[i]->id;
         if (cu_red_is_welford(reds[i]) && c->L->vw == 1)
             emit_line(&c->w, "a%d[0] = R%d::updv<%d>(a%d[0], w%d);", id, id, K, id, id);
-        if (cu_red_is_lse(reds[i])) {
+        if (cols_fold_lse(c, reds[i])) {
             emit_line(&c->w, "#pragma unroll");
             emit_line(&c->w, "for (int j = 0; j < V; j++)");
             emit_line(&c->w, "    a%d[j] = R%d::updv<%d>(a%d[j], l%d[j]);", id, id, K, id, id);

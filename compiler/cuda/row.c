@@ -321,7 +321,7 @@ static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
  * sweeps), 'w' a var's or std's; 0 where n folds an element at a time. */
 static char vec_fold(const KCtx *c, const IrNode *n, int sweep)
 {
-    if (c->lsevec && cu_red_is_lse(n) && !sweep)
+    if (c->lsevec && cu_red_is_lse(n) && !sweep && (!c->lsecols || cu_lse_hw(c, n)))
         return 'l';
     if (c->varvec && cu_red_is_welford(n))
         return 'w';

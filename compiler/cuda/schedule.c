@@ -690,14 +690,17 @@ static int plan_cols(KCtx *c, Variant *v)
     const Kernel *k = c->k;
     int n = 0;
     int vw = cols_vec_width(c);
+    int mb = cu_cols_fold_lse(c) ? 3 : 0;
     for (int ws = 8; ws >= 1; ws -= 7) {
         if (vw > 1) {
             add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
             v[n - 1].vw = ws == 8 && vw > COLS_SPLIT_VW ? COLS_SPLIT_VW : vw;
             v[n - 1].ws = ws;
+            v[n - 1].mb = mb;
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
+        v[n - 1].mb = mb;
     }
     /* the side reductions' second launch: their partials, added a row */
     if (k->side_axes)
