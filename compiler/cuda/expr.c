@@ -446,16 +446,18 @@ int cu_red_is_lse(const IrNode *n)
     return n->op == OP_LOGSUMEXP || n->op == OP_SUMEXP;
 }
 
-/* the preamble's reduction struct for node n in c's kernel.  A
- * logsumexp's f32 state of values computed from a bf16 param takes the
- * hardware's exp in reduction kernels (fz_lse_exp), by the rule loop
- * kernels follow (op_expr): a bf16 column softmax's column pass is bound
- * by instruction issue, and expf is eight instructions of the 24 an
- * element.  Row kernels keep expf (op_expr says why). */
+/* Does reduction n take the hardware's exp (fz_lse_exp)?  A logsumexp's
+ * f32 state of values computed from a bf16 param does in reduction
+ * kernels, by the rule loop kernels follow (op_expr): a bf16 column
+ * softmax's column pass is bound by instruction issue, and expf is eight
+ * instructions of the 24 an element.  Row kernels keep expf (op_expr says
+ * why). */
 int cu_lse_hw(const KCtx *c, const IrNode *n)
 {
     return cu_red_is_lse(n) && c->k->kind == KK_REDUCE && c->from_bf16[n->id] && cu_red_acc_dtype(n) == DT_F32;
 }
+
+/* the preamble's reduction struct for node n in c's kernel */
 void cu_red_type(const KCtx *c, const IrNode *n, Buf *b)
 {
     const char *t = cu_ctype(cu_red_acc_dtype(n));

@@ -405,9 +405,8 @@ static void side_group(KCtx *c, const IrNode **reds, int nreds, const IrNode **s
 /* Rows a column's var or std folds at once (cols_fold_rows). */
 enum { COLS_FOLD_ROWS = 8 };
 
-/* Whether the pass folds rows a group at a time (cols_fold_rows): where it
- * has a var or std and a column a thread (Welford states never take
- * vectors of columns, cols_vec_width), or a logsumexp's state. */
+/* A logsumexp state that folds groups of rows: those that take the
+ * hardware's exp (cu_lse_hw, values from a bf16 param) */
 static int cols_fold_lse(const KCtx *c, const IrNode *n)
 {
     return cu_lse_hw(c, n);
@@ -431,6 +430,9 @@ int cu_cols_fold_lse(const KCtx *c)
     }
     return any;
 }
+/* Whether the pass folds rows a group at a time (cols_fold_rows): where it
+ * has a var or std and a column a thread (Welford states never take
+ * vectors of columns, cols_vec_width), or a logsumexp state that folds. */
 static int cols_fold(const KCtx *c, const IrNode **reds, int nreds)
 {
     for (int i = 0; i < nreds; i++)
