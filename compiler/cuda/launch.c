@@ -233,7 +233,7 @@ static void launch_scratch(KCtx *c, Buf *b)
         if (k->side_axes)
             cu_host_side_bytes(c, b);
         buf_printf(b, "    /* tile counters, %sthen per reduction the partials of the most splits */\n"
-                      "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, (nI + %d) / %d, FZK_MAX_SMS);\n"
+                      "    const int64_t ns = fzk_cols_nsplit(nO, R, nI, (nI + %d) / %d, FZK_MAX_SMS, FZK_COLS_BPS_MAX);\n"
                       "    return (size_t)(%s + (ns > 1 ? (int64_t)%d * ns * nO * nI : 0));\n",
                    k->side_axes ? "the side reductions' row partials, " : "", 32 * c->L->vw - 1, 32 * c->L->vw,
                    k->side_axes ? "rpe" : "fzk_cols_cnt_bytes(nO, nI)", nreds * cu_cols_slot(c));
@@ -365,6 +365,14 @@ static void launch_cols_pair(const Variant *v, int n, int base, const char *ind,
 
 /* `int var`: are the columns whole vectors of vw, and every full access
  * aligned to them? */
+/* Blocks a multiprocessor that the split of column variant v counts in a
+ * wave (fzk_cols_nsplit): four, or the minimum its launch bounds state
+ * where that is more (plan_cols) */
+static int cols_split_bps(const Variant *v)
+{
+    return v->mb > 4 ? v->mb : 4;
+}
+
 static void host_cols_vec(KCtx *c, Buf *b, const char *ind, const char *var, int vw)
 {
     buf_printf(b, "%sint %s = nI %% %d == 0;\n", ind, var, vw);
@@ -399,11 +407,18 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    const int64_t tiles_w = (nI + (vec ? %d : 32) - 1) / (vec ? %d : 32);\n", 32 * vw, 32 * vw);
     } else
         buf_puts(b, "    const int64_t tiles_w = (nI + 31) / 32;\n");
+    /* the split tiles' wave: the blocks a multiprocessor keeps of the
+     * variant taken (cols_split_bps) */
+    int bpv = cols_split_bps(&v[0]), bps = cols_split_bps(&v[vw > 1 ? 1 : 0]);
     buf_puts(b, "    const int ws = fzk_cols_ws(nO, R, tiles_w, sm_count);\n"
                 "    const int64_t tiles_x = ws == 1 ? (tiles_w + 7) / 8 : tiles_w;\n"
-                "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n"
-                "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count);\n"
-                "    nsplit = (int)ns;\n");
+                "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n");
+    if (vw > 1 && bpv != bps)
+        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, vec ? %d : %d);\n",
+                   bpv, bps);
+    else
+        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, %d);\n", bps);
+    buf_puts(b, "    nsplit = (int)ns;\n");
     /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
      * a tile, no split): the same pair for each; then _rows, the side
      * reductions' second launch, over the rows with the tiles' count */
@@ -888,7 +903,8 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "}\n"
              "/* fzk_cols_nsplit: how many blocks a column reduction splits its\n"
              " * reduced range R over, for nO x nI kept outputs in tiles of columns:\n"
-             " * one wave of about four blocks per multiprocessor, or for at most 256\n"
+             " * one wave of about bps blocks per multiprocessor (those its launch\n"
+             " * bounds let a multiprocessor keep), or for at most 256\n"
              " * outputs (two tiles) several waves; at most 64 splits, or for at most\n"
              " * 256 outputs up to 512 (2^18 partial states at most); and at least 64\n"
              " * rows a split: a wider split costs the last block more partials to\n"
@@ -897,8 +913,9 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              " * FZK_MAX_SMS and the fewest tiles (the widest vector): it holds the\n"
              " * partials of any launch and nothing for a range one block reads. */\n"
              "#define FZK_MAX_SMS 1024\n"
+             "#define FZK_COLS_BPS_MAX 6 /* the most blocks a wave counts a multiprocessor */\n"
              "static FUSEC_MAYBE_UNUSED inline int64_t fzk_cols_nsplit(int64_t nO, int64_t R, int64_t nI,\n"
-             "                                                        int64_t tiles, int64_t sm_count)\n"
+             "                                                        int64_t tiles, int64_t sm_count, int bps)\n"
              "{\n"
              "    const int64_t n = nO * nI;\n"
              "    const int64_t blocks = tiles * (nO < 65535 ? nO : 65535);\n"
@@ -906,7 +923,7 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "        return 1;\n"
              "    if (sm_count > FZK_MAX_SMS)\n"
              "        sm_count = FZK_MAX_SMS;\n"
-             "    int64_t ns = n > 256 ? sm_count * 4 / blocks : (sm_count * 32 + blocks - 1) / blocks;\n"
+             "    int64_t ns = n > 256 ? sm_count * bps / blocks : (sm_count * 32 + blocks - 1) / blocks;\n"
              "    int64_t cap = 64;\n"
              "    if (n <= 256) {\n"
              "        cap = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"

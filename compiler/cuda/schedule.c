@@ -685,6 +685,21 @@ static int plan_loop(KCtx *c, Variant *v)
  * COLS_SPLIT_VW columns a thread: with 8 the tiles halve, the splits
  * double and each split tile's last block adds 4 times the partials. */
 enum { COLS_SPLIT_VW = 4 };
+/* Split tiles read an element at a time (widths that are not whole
+ * aligned vectors) with a quarter of the vector tiles' bytes a load, so
+ * they keep more warps in flight: 6 blocks of 256 a multiprocessor
+ * (launch bounds, 40 registers) and a wave of 6 (cols_split_bps), where
+ * every state is one word of 4 bytes or less (cols_elem_light).  Wider
+ * states (Welford's three words, arg, logsumexp, f64) spilled 4 to 208
+ * bytes in 40 registers (sm_90) and keep the four blocks. */
+enum { COLS_ELEM_BPS = 6 };
+static int cols_elem_light(const KCtx *c)
+{
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && cu_red_state_bytes(c->k->values[i]) > 4)
+            return 0;
+    return 1;
+}
 static int plan_cols(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
@@ -700,7 +715,7 @@ static int plan_cols(KCtx *c, Variant *v)
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
-        v[n - 1].mb = mb;
+        v[n - 1].mb = ws == 8 && !mb && cols_elem_light(c) ? COLS_ELEM_BPS : mb;
     }
     /* the side reductions' second launch: their partials, added a row */
     if (k->side_axes)

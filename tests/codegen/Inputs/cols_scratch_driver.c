@@ -1,7 +1,7 @@
 /* cols_scratch_driver.c -- included after a generated nvrtc .c of colsum
  * (cols_scratch.test): the scratch a column reduction reserves holds the
- * partials of every launch it can make, whatever the multiprocessor count
- * and the variant, and nothing for a reduced range that one block reads. */
+ * partials of every launch it can make, whatever the multiprocessor count,
+ * the variant and its wave, and nothing for a reduced range that one block reads. */
 #include <stdio.h>
 
 static int failures;
@@ -12,9 +12,10 @@ static void check(int64_t N, int64_t M)
     const size_t total = colsum_k0_reduce_scratch_bytes(dims);
     const size_t cnt = (size_t)fzk_cols_cnt_bytes(1, M);
     for (int64_t sms = 1; sms <= 2 * FZK_MAX_SMS; sms += sms < 16 ? 1 : 37) {
-        for (int vec = 0; vec < 2; vec++) {
-            const int64_t tiles = vec ? (M + 127) / 128 : (M + 31) / 32;
-            const int64_t ns = fzk_cols_nsplit(1, N, M, tiles, sms);
+        for (int vec = 0; vec < 4; vec++) {
+            /* either tiles, with a wave of 4 or of FZK_COLS_BPS_MAX blocks */
+            const int64_t tiles = vec & 1 ? (M + 127) / 128 : (M + 31) / 32;
+            const int64_t ns = fzk_cols_nsplit(1, N, M, tiles, sms, vec & 2 ? FZK_COLS_BPS_MAX : 4);
             const size_t need = cnt + (ns > 1 ? (size_t)(8 * ns * M) : 0);
             if (ns < 1 || need > total) {
                 printf("FAIL N=%lld M=%lld sms=%lld vec=%d: %lld splits need %zu bytes, scratch has %zu\n",
