@@ -777,7 +777,11 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
  *   at 43%, in 512 at 69% (the last block's combine of 2048 partials a
  *   column cost more than the wider split won); [16384, 8192] took 137 us
  *   split 64 ways (4096 blocks, 3.9 waves), 134 us 16 ways and 130 us 8
- *   ways (512 blocks).
+ *   ways (512 blocks).  At most 256 outputs split into one wave, not 32
+ *   blocks a multiprocessor cut at 512 splits (1.3 waves; H100, 2^26 f32,
+ *   sums over 63 / 129 / 256 columns 147.1 / 148.6 / 128.3 -> 121.3 /
+ *   119.2 / 113.6 us, mean and var 142.2 / 147.6 / 141.5 -> 114.3 / 110.5
+ *   / 100.6; two waves fell between).
  * - fzk_cols_ws: a sum over 9 rows of 3140081 f32 columns took 53 us
  *   with a warp a tile against 239 with 8, over 16 rows of 4194304 80
  *   against 102; over 33 rows or more 8 warps were 2-10% faster. */
@@ -904,8 +908,8 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "/* fzk_cols_nsplit: how many blocks a column reduction splits its\n"
              " * reduced range R over, for nO x nI kept outputs in tiles of columns:\n"
              " * one wave of about bps blocks per multiprocessor (those its launch\n"
-             " * bounds let a multiprocessor keep), or for at most 256\n"
-             " * outputs (two tiles) several waves; at most 64 splits, or for at most\n"
+             " * bounds let a multiprocessor keep; a second, partial wave left most\n"
+             " * of the GPU idle); at most 64 splits, or for at most\n"
              " * 256 outputs up to 512 (2^18 partial states at most); and at least 64\n"
              " * rows a split: a wider split costs the last block more partials to\n"
              " * combine than it wins in parallel reads.  It grows with\n"
@@ -923,7 +927,7 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "        return 1;\n"
              "    if (sm_count > FZK_MAX_SMS)\n"
              "        sm_count = FZK_MAX_SMS;\n"
-             "    int64_t ns = n > 256 ? sm_count * bps / blocks : (sm_count * 32 + blocks - 1) / blocks;\n"
+             "    int64_t ns = sm_count * bps / blocks;\n"
              "    int64_t cap = 64;\n"
              "    if (n <= 256) {\n"
              "        cap = n > 0 ? ((int64_t)1 << 18) / n : 512;\n"
