@@ -9,7 +9,7 @@ of every entry function: a function with spill stores or spill loads is a
 failure, named with the program and flags it came from.
 
 Without PROGRAM arguments it checks the whole set: examples/*.fuse,
-tools/bench/*.fuse (the row sweep), tools/bench/models/programs/*.fuse
+tools/bench/*.fuse (the row and column sweeps), tools/bench/models/programs/*.fuse
 (f32 and bf16 text, symbolic dims and every dim static at each size of
 cases.py) and every .fuse under tests/
 that fusec translates without error; each as is, with --atomic-reduce and
@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODELS = os.path.join(ROOT, "tools", "bench", "models")
 NVCC_FLAGS = ["-arch=sm_90", "-cubin", "-Xptxas", "-v"]
-CACHE_FORMAT = b"spill-check 1"  # bump when parse_ptxas or the entry format changes
+CACHE_FORMAT = b"spill-check 2"  # bump when parse_ptxas or the entry format changes
 FLAG_SETS = ([], ["--atomic-reduce"], ["--no-fusion"])
 
 
@@ -121,20 +121,39 @@ def cache_key(cu, nvcc_args):
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+PROPS_OF = re.compile(r"Function properties for (\S+)")
+
+
+def cur_name(funcs, cur):
+    for name, p in funcs.items():
+        if p is cur:
+            return name
+    return None
 REGS = re.compile(r"Used (\d+) registers")
 
 
 def parse_ptxas(text):
-    """{function: {regs, stack, stores, loads}} from ptxas -v output."""
-    funcs, cur = {}, None
+    """{function: {regs, stack, stores, loads}} from ptxas -v output.  An
+    entry's spills are its own and those of the functions it calls that
+    ptxas reports apart (CUDA's slow path of trig argument reduction)."""
+    funcs, cur, props_of = {}, None, None
     for line in text.splitlines():
         m = ENTRY.search(line)
         if m:
             cur = funcs.setdefault(m.group(1), {"regs": 0, "stack": 0, "stores": 0, "loads": 0})
             continue
+        m = PROPS_OF.search(line)
+        if m:
+            props_of = m.group(1)
+            continue
         m = PROPS.search(line)
         if m and cur is not None:
-            cur["stack"], cur["stores"], cur["loads"] = (int(g) for g in m.groups())
+            stack, stores, loads = (int(g) for g in m.groups())
+            if props_of == cur_name(funcs, cur):
+                cur["stack"], cur["stores"], cur["loads"] = stack, stores, loads
+            else:
+                cur["stores"] += stores
+                cur["loads"] += loads
             continue
         m = REGS.search(line)
         if m and cur is not None:
@@ -173,8 +192,10 @@ def main():
     ap.add_argument("--nvcc-arg", action="append", default=[],
                     help="one more nvcc argument (-maxrregcount=16 makes kernels spill: the check's own test)")
     ap.add_argument("programs", nargs="*")
-    args, extra = ap.parse_known_args()
-    extra = [a for a in extra if a != "--"]
+    argv = sys.argv[1:]
+    after = argv[argv.index("--") + 1:] if "--" in argv else []
+    args, extra = ap.parse_known_args(argv[:len(argv) - len(after) - (1 if after or "--" in argv else 0)])
+    extra += after
     if args.programs:
         jobs = [(p, None, None, os.path.abspath(p), extra) for p in args.programs]
     else:

@@ -1147,6 +1147,31 @@ static int cols_vec_width(KCtx *c)
 /* ------------------------------------------------------------------ */
 /* The lowering: every decision above, once per kernel.                */
 
+/* Does kernel c compute a value in f64? */
+static int computes_f64(const KCtx *c)
+{
+    for (int i = 0; i < c->k->nvalues; i++)
+        if (c->k->values[i]->dtype == DT_F64)
+            return 1;
+    return 0;
+}
+
+/* Variants of a kernel that computes in f64 state the blocks a
+ * multiprocessor that leave a thread 128 registers (one block of 512 or
+ * more): with the block size alone ptxas held CUDA's f64 exp and log and
+ * f64 Welford and logsumexp states to 40 registers and spilled 8 to 132
+ * bytes a thread (sm_90).  A bound the plan states is kept. */
+static void bound_f64(const KCtx *c, Variant *v, int nv)
+{
+    if (!computes_f64(c))
+        return;
+    for (int i = 0; i < nv; i++)
+        if (!v[i].mb) {
+            int mb = 65536 / (v[i].bs * 128);
+            v[i].mb = mb < 1 ? 1 : mb;
+        }
+}
+
 /* Lower kernel k of f: analyse it, take its combine mode, plan its
  * variants and note what the bodies and the launch need from them. */
 static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atomic_reduce)
@@ -1156,6 +1181,7 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     L->mid = is_mid_scheme(c);
     L->combine = combine_of(c, L->mid, atomic_reduce, L->why, sizeof L->why);
     L->nv = plan_variants(c, L->mid, L->v);
+    bound_f64(c, L->v, L->nv);
     L->dec = need_decompose(c);
     if (k->kind == KK_LOOP) {
         L->vw = loop_vec_width(c);
