@@ -363,8 +363,6 @@ static void launch_cols_pair(const Variant *v, int n, int base, const char *ind,
 }
 #undef COLS_LAUNCH
 
-/* `int var`: are the columns whole vectors of vw, and every full access
- * aligned to them? */
 /* Blocks a multiprocessor that the split of column variant v counts in a
  * wave (fzk_cols_nsplit): four, or the minimum its launch bounds state
  * where that is more (plan_cols) */
@@ -373,6 +371,8 @@ static int cols_split_bps(const Variant *v)
     return v->mb > 4 ? v->mb : 4;
 }
 
+/* `int var`: are the columns whole vectors of vw, and every full access
+ * aligned to them? */
 static void host_cols_vec(KCtx *c, Buf *b, const char *ind, const char *var, int vw)
 {
     buf_printf(b, "%sint %s = nI %% %d == 0;\n", ind, var, vw);
