@@ -122,13 +122,6 @@ def cache_key(cu, nvcc_args):
 ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PROPS_OF = re.compile(r"Function properties for (\S+)")
-
-
-def cur_name(funcs, cur):
-    for name, p in funcs.items():
-        if p is cur:
-            return name
-    return None
 REGS = re.compile(r"Used (\d+) registers")
 
 
@@ -136,11 +129,12 @@ def parse_ptxas(text):
     """{function: {regs, stack, stores, loads}} from ptxas -v output.  An
     entry's spills are its own and those of the functions it calls that
     ptxas reports apart (CUDA's slow path of trig argument reduction)."""
-    funcs, cur, props_of = {}, None, None
+    funcs, cur, entry, props_of = {}, None, None, None
     for line in text.splitlines():
         m = ENTRY.search(line)
         if m:
-            cur = funcs.setdefault(m.group(1), {"regs": 0, "stack": 0, "stores": 0, "loads": 0})
+            entry = m.group(1)
+            cur = funcs.setdefault(entry, {"regs": 0, "stack": 0, "stores": 0, "loads": 0})
             continue
         m = PROPS_OF.search(line)
         if m:
@@ -149,7 +143,7 @@ def parse_ptxas(text):
         m = PROPS.search(line)
         if m and cur is not None:
             stack, stores, loads = (int(g) for g in m.groups())
-            if props_of == cur_name(funcs, cur):
+            if props_of == entry:
                 cur["stack"], cur["stores"], cur["loads"] = stack, stores, loads
             else:
                 cur["stores"] += stores
@@ -193,9 +187,9 @@ def main():
                     help="one more nvcc argument (-maxrregcount=16 makes kernels spill: the check's own test)")
     ap.add_argument("programs", nargs="*")
     argv = sys.argv[1:]
-    after = argv[argv.index("--") + 1:] if "--" in argv else []
-    args, extra = ap.parse_known_args(argv[:len(argv) - len(after) - (1 if after or "--" in argv else 0)])
-    extra += after
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, extra = ap.parse_known_args(argv[:cut])
+    extra += argv[cut + 1:]
     if args.programs:
         jobs = [(p, None, None, os.path.abspath(p), extra) for p in args.programs]
     else:
