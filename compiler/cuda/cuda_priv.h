@@ -364,7 +364,6 @@ void cu_emit_store(KCtx *c, int i, const char *itype);
 int cu_red_is_welford(const IrNode *n);
 int cu_red_is_lse(const IrNode *n);
 void cu_red_type(const KCtx *c, const IrNode *n, Buf *b);
-int cu_cols_fold_lse(const KCtx *c);
 int cu_lse_hw(const KCtx *c, const IrNode *n);
 void cu_atomic_type(const IrNode *n, Buf *b);
 DType cu_red_acc_dtype(const IrNode *n);

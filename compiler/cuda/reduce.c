@@ -411,25 +411,6 @@ static int cols_fold_lse(const KCtx *c, const IrNode *n)
 {
     return cu_lse_hw(c, n);
 }
-/* Whether c's column kernel folds a bf16 logsumexp in groups of rows
- * (cols_fold_rows; kernels with side reductions take U rows a step
- * instead).  Its variants ask for 3 blocks of 256 a multiprocessor: with
- * the block size alone ptxas held bf16 sumexp's `_cols_v` to 48 registers
- * and spilled 8 bytes (sm_90), with 4 blocks a softmax's to 64 and spilled
- * 4; with 3 they take 58 to 80 and none. */
-int cu_cols_fold_lse(const KCtx *c)
-{
-    const Kernel *k = c->k;
-    int any = 0;
-    for (int i = 0; i < k->nvalues; i++) {
-        if (op_info[k->values[i]->op].cls != OPC_REDUCE)
-            continue;
-        if (cu_is_side_red(c, k->values[i]))
-            return 0;
-        any |= cols_fold_lse(c, k->values[i]);
-    }
-    return any;
-}
 /* Whether the pass folds rows a group at a time (cols_fold_rows): where it
  * has a var or std and a column a thread (Welford states never take
  * vectors of columns, cols_vec_width), or a logsumexp state that folds. */

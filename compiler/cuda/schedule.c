@@ -700,12 +700,31 @@ static int cols_elem_light(const KCtx *c)
             return 0;
     return 1;
 }
+/* Whether c's column kernel folds a bf16 logsumexp in groups of rows
+ * (cols_fold_rows; kernels with side reductions take U rows a step
+ * instead).  Its variants ask for 3 blocks of 256 a multiprocessor: with
+ * the block size alone ptxas held bf16 sumexp's `_cols_v` to 48 registers
+ * and spilled 8 bytes (sm_90), with 4 blocks a softmax's to 64 and spilled
+ * 4; with 3 they take 58 to 80 and none. */
+static int cols_fold_lse_kernel(const KCtx *c)
+{
+    const Kernel *k = c->k;
+    int any = 0;
+    for (int i = 0; i < k->nvalues; i++) {
+        if (op_info[k->values[i]->op].cls != OPC_REDUCE)
+            continue;
+        if (cu_is_side_red(c, k->values[i]))
+            return 0;
+        any |= cu_lse_hw(c, k->values[i]);
+    }
+    return any;
+}
 static int plan_cols(KCtx *c, Variant *v)
 {
     const Kernel *k = c->k;
     int n = 0;
     int vw = cols_vec_width(c);
-    int mb = cu_cols_fold_lse(c) ? 3 : 0;
+    int mb = cols_fold_lse_kernel(c) ? 3 : 0;
     for (int ws = 8; ws >= 1; ws -= 7) {
         if (vw > 1) {
             add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
