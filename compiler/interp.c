@@ -384,6 +384,73 @@ static void sum_add(double *s, double *c, double x)
 
 static double sum_get(double s, double c) { return isfinite(s) ? s + c : s; }
 
+/* A reduction's initial state: the identity of its op. */
+static void acc_init(Acc *A, OpKind op)
+{
+    switch (op) {
+    case OP_PROD: A->v = 1; A->iv = 1; break;
+    case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: A->v = -INFINITY; break;
+    case OP_RMIN: A->v = INFINITY; break;
+    case OP_ALL: A->v = 1; break;
+    case OP_ARGMAX: case OP_ARGMIN: A->arg = -1; break;
+    default: break;
+    }
+}
+
+/* Folds element v (index ri inside the reduced range) into A: the first
+ * pass of every op; intsum: an integer sum or product, exact in 64 bits. */
+static void acc_fold(Acc *A, OpKind op, int intsum, double v, int64_t ri)
+{
+    switch (op) {
+    case OP_SUM: case OP_MEAN: case OP_VAR: case OP_STD:
+        if (intsum)
+            A->iv += (uint64_t)as_i64(v);
+        else
+            sum_add(&A->v, &A->c, v);
+        break;
+    case OP_PROD:
+        if (intsum)
+            A->iv *= (uint64_t)as_i64(v);
+        else
+            A->v *= v;
+        break;
+    case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: A->v = op_max_nan(A->v, v); break;
+    case OP_RMIN: A->v = op_min_nan(A->v, v); break;
+    case OP_ANY: if (v != 0) A->v = 1; break;
+    case OP_ALL: if (v == 0) A->v = 0; break;
+    case OP_ARGMAX: case OP_ARGMIN:
+        if (A->nan)
+            break;
+        if (isnan(v)) {
+            A->nan = 1;
+            A->arg = ri;
+        } else if (A->arg < 0 || (op == OP_ARGMAX ? v > A->v : v < A->v)) {
+            A->v = v;
+            A->arg = ri;
+        }
+        break;
+    default: unreachable();
+    }
+}
+
+/* The result of A over count elements, before rounding to the dtype. */
+static double acc_value(const Acc *A, OpKind op, DType dt, int intsum, int64_t count)
+{
+    switch (op) {
+    case OP_SUM: return intsum ? wrap_int(A->iv, dt) : sum_get(A->v, A->c);
+    case OP_PROD: return intsum ? wrap_int(A->iv, dt) : A->v;
+    case OP_MEAN: return sum_get(A->v, A->c) / (double)count;
+    case OP_VAR: return sum_get(A->v2, A->c2) / (double)count;
+    case OP_STD: return sqrt(sum_get(A->v2, A->c2) / (double)count);
+    case OP_LOGSUMEXP:
+        /* -inf max: empty or all -inf rows give -inf; +inf or NaN stays */
+        return isfinite(A->v) ? A->v + log(sum_get(A->v2, A->c2)) : A->v;
+    case OP_SUMEXP: return sum_get(A->v2, A->c2); /* exp(x - max) as written */
+    case OP_ARGMAX: case OP_ARGMIN: return (double)A->arg;
+    default: return A->v;
+    }
+}
+
 static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
 {
     const Tensor *x = &r->vals[n->in[0].node->id].t;
@@ -392,7 +459,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
     const int xr = x->rank;
     if (n->axes >> xr)
         ICE("reduction axes beyond the operand's rank");
-    int64_t odims[IR_MAX_RANK], xs[IR_MAX_RANK], ostr[IR_MAX_RANK] = {0}, rstr[IR_MAX_RANK] = {0};
+    int64_t odims[IR_MAX_RANK], ostr[IR_MAX_RANK] = {0}, rstr[IR_MAX_RANK] = {0};
     int orank = 0;
     int64_t count = 1, onum = 1, kept[IR_MAX_RANK], red[IR_MAX_RANK];
     int nk = 0, nr = 0;
@@ -440,17 +507,8 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         return fail(r, "out of memory for a reduction's accumulators");
     }
     const int intsum = dtype_is_int(dt) && (op == OP_SUM || op == OP_PROD);
-    for (int64_t o = 0; o < onum; o++) {
-        switch (op) {
-        case OP_PROD: acc[o].v = 1; acc[o].iv = 1; break;
-        case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: acc[o].v = -INFINITY; break;
-        case OP_RMIN: acc[o].v = INFINITY; break;
-        case OP_ALL: acc[o].v = 1; break;
-        case OP_ARGMAX: case OP_ARGMIN: acc[o].arg = -1; break;
-        default: break;
-        }
-    }
-    tensor_strides(xr, x->dims, xs, NULL);
+    for (int64_t o = 0; o < onum; o++)
+        acc_init(&acc[o], op);
     /* pass 1 (pass 2 for var/std/logsumexp/sumexp needs the per-output
      * pass-1 value: the mean, or the max) */
     const int lse = op == OP_LOGSUMEXP || op == OP_SUMEXP;
@@ -464,43 +522,12 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         for (int64_t i = 0; i < x->numel; i++) {
             double v = x->data[i];
             Acc *A = &acc[oo];
-            if (pass == 1) {
-                if (lse)
-                    sum_add(&A->v2, &A->c2, exp(v - A->v));
-                else
-                    sum_add(&A->v2, &A->c2, (v - A->v) * (v - A->v));
-            } else {
-                switch (op) {
-                case OP_SUM: case OP_MEAN: case OP_VAR: case OP_STD:
-                    if (intsum)
-                        A->iv += (uint64_t)as_i64(v);
-                    else
-                        sum_add(&A->v, &A->c, v);
-                    break;
-                case OP_PROD:
-                    if (intsum)
-                        A->iv *= (uint64_t)as_i64(v);
-                    else
-                        A->v *= v;
-                    break;
-                case OP_RMAX: case OP_LOGSUMEXP: case OP_SUMEXP: A->v = op_max_nan(A->v, v); break;
-                case OP_RMIN: A->v = op_min_nan(A->v, v); break;
-                case OP_ANY: if (v != 0) A->v = 1; break;
-                case OP_ALL: if (v == 0) A->v = 0; break;
-                case OP_ARGMAX: case OP_ARGMIN:
-                    if (A->nan)
-                        break;
-                    if (isnan(v)) {
-                        A->nan = 1;
-                        A->arg = ri;
-                    } else if (A->arg < 0 || (op == OP_ARGMAX ? v > A->v : v < A->v)) {
-                        A->v = v;
-                        A->arg = ri;
-                    }
-                    break;
-                default: unreachable();
-                }
-            }
+            if (pass == 0)
+                acc_fold(A, op, intsum, v, ri);
+            else if (lse)
+                sum_add(&A->v2, &A->c2, exp(v - A->v));
+            else
+                sum_add(&A->v2, &A->c2, (v - A->v) * (v - A->v));
             for (int d = xr - 1; d >= 0; d--) {
                 oo += ostr[d];
                 ri += rstr[d];
@@ -513,22 +540,7 @@ static int eval_reduce(Run *r, const IrNode *n, Tensor *out)
         }
     }
     for (int64_t o = 0; o < onum; o++) {
-        Acc *A = &acc[o];
-        double v;
-        switch (op) {
-        case OP_SUM: v = intsum ? wrap_int(A->iv, dt) : sum_get(A->v, A->c); break;
-        case OP_PROD: v = intsum ? wrap_int(A->iv, dt) : A->v; break;
-        case OP_MEAN: v = sum_get(A->v, A->c) / (double)count; break;
-        case OP_VAR: v = sum_get(A->v2, A->c2) / (double)count; break;
-        case OP_STD: v = sqrt(sum_get(A->v2, A->c2) / (double)count); break;
-        case OP_LOGSUMEXP:
-            /* -inf max: empty or all -inf rows give -inf; +inf or NaN stays */
-            v = isfinite(A->v) ? A->v + log(sum_get(A->v2, A->c2)) : A->v;
-            break;
-        case OP_SUMEXP: v = sum_get(A->v2, A->c2); break; /* exp(x - max) as written */
-        case OP_ARGMAX: case OP_ARGMIN: v = (double)A->arg; break;
-        default: v = A->v; break;
-        }
+        double v = acc_value(&acc[o], op, dt, intsum, count);
         out->data[o] = dtype_is_float(dt) ? v : round_to_dtype(v, dt);
     }
     free(acc);
