@@ -663,58 +663,34 @@ static const char *launch_cond(Arena *a, const Kernel *kn)
     return r;
 }
 
-/* NAME_run: the body shared by NAME and NAME_ws.  One block per call
- * (one allocation, not one per intermediate: fewer pool operations and one
- * free), stream-ordered so that the call never synchronises.  After the
- * first failure no further kernel is launched, but the block is still
- * freed, and the first error is the one returned. */
-static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
+/* NAME_run's early return where every output is empty: with nothing to
+ * write, nothing is allocated, zeroed or launched. */
+static void emit_run_empty(Emitter *e, Arena *a, const Plan *p)
+{
+    Buf any = {0};
+    int always = p->nkernels == 0;
+    for (int k = 0; k < p->nkernels && !always; k++) {
+        const Kernel *kn = &p->kernels[k];
+        if (!launch_cond(a, kn))
+            always = 1;
+        for (int i = 0; i < kn->noutputs && !always; i++) {
+            const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
+            if (c && strcmp(c, "0") != 0 && !cond_has(&any, c))
+                buf_printf(&any, "%s(%s)", any.len ? " || " : "", c);
+        }
+    }
+    if (!always) {
+        emit_line(e, "if (!(%s))", any.len ? any.data : "0");
+        emit_line(e, "    return FUSERT_SUCCESS; /* every output is empty */");
+    }
+    buf_free(&any);
+}
+
+/* NAME_run's block: the caller's workspace, checked, or the stream's
+ * region of the runtime. */
+static void emit_run_block(Emitter *e, const FnInfo *fi)
 {
     const IrFunc *f = fi->fn;
-    const Plan *p = fi->plan;
-    int npieces = fi->ninter + 1 + p->nkernels;
-    emit_line(e, "/* Check, get the block (the caller's workspace when ws is set), zero the");
-    emit_line(e, " * scratch, launch the %d kernel%s in order, free. */", p->nkernels,
-              p->nkernels == 1 ? "" : "s");
-    emit_open(e, "%s", arena_printf(a, "static fusert_status %s_run(void *const *bufs, const double *scalars, "
-                                 "const int64_t *dims,\n        int ws, void *workspace, size_t workspace_bytes, "
-                                 "fusert_stream stream)\n{",
-                              fi->name));
-    emit_line(e, "size_t off[%d];", npieces + 1);
-    emit_line(e, "void *block = NULL;");
-    emit_line(e, "int owned = 0, sm = 0;");
-    emit_line(e, "fusert_status st = %s_check(bufs, dims);", fi->name);
-    emit_line(e, "size_t need;");
-    for (int k = 0; k < p->nkernels; k++)
-        if (p->kernels[k].kind == KK_REDUCE) {
-            emit_line(e, "size_t zero_end, zero_need = 0;");
-            emit_line(e, "void *zs = NULL;");
-            break;
-        }
-    emit_line(e, "(void)scalars;");
-    emit_line(e, "(void)sm;");
-    emit_line(e, "if (st != FUSERT_SUCCESS)");
-    emit_line(e, "    return st;");
-    /* with nothing to write, nothing is allocated, zeroed or launched */
-    {
-        Buf any = {0};
-        int always = p->nkernels == 0;
-        for (int k = 0; k < p->nkernels && !always; k++) {
-            const Kernel *kn = &p->kernels[k];
-            if (!launch_cond(a, kn))
-                always = 1;
-            for (int i = 0; i < kn->noutputs && !always; i++) {
-                const char *c = nonempty_cond(a, &kn->outputs[i]->shape);
-                if (c && strcmp(c, "0") != 0 && !cond_has(&any, c))
-                    buf_printf(&any, "%s(%s)", any.len ? " || " : "", c);
-            }
-        }
-        if (!always) {
-            emit_line(e, "if (!(%s))", any.len ? any.data : "0");
-            emit_line(e, "    return FUSERT_SUCCESS; /* every output is empty */");
-        }
-        buf_free(&any);
-    }
     emit_line(e, "need = %s_layout(dims, off);", fi->name);
     emit_line(e, "if (need == SIZE_MAX)");
     emit_line(e, "    return fusert_set_error(FUSERT_ERROR_INVALID_VALUE,");
@@ -747,101 +723,152 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
     emit_line(e, "if (st != FUSERT_SUCCESS)");
     emit_line(e, "    return st;");
     emit_close(e, "%s", "}");
-    /* The counters and atomic accumulators of the reduce kernels must be
-     * all zero when each starts, and each leaves them so: all of them use
-     * the runtime's zeroed scratch of the stream, with no memset.  Where
-     * there is none (a stream being captured into a graph, an old driver),
-     * zero this call's scratch up to the end of the last counters that need
-     * it (a memset of the partials would only cost time). */
+}
+
+/* NAME_run's zeroed scratch.  The counters and atomic accumulators of the
+ * reduce kernels must be all zero when each starts, and each leaves them
+ * so: all of them use the runtime's zeroed scratch of the stream, with no
+ * memset.  Where there is none (a stream being captured into a graph, an
+ * old driver), zero this call's scratch up to the end of the last
+ * counters that need it (a memset of the partials would only cost time). */
+static void emit_run_zero(Emitter *e, const FnInfo *fi)
+{
+    const IrFunc *f = fi->fn;
+    const Plan *p = fi->plan;
     int nred = 0;
     for (int k = 0; k < p->nkernels; k++)
         nred += p->kernels[k].kind == KK_REDUCE;
-    if (nred > 0) {
-        for (int k = 0; k < p->nkernels; k++)
-            if (p->kernels[k].kind == KK_REDUCE) {
-                emit_line(e, "if (%s_scratch_zero_bytes(dims) > zero_need)", p->kernels[k].name);
-                emit_line(e, "    zero_need = %s_scratch_zero_bytes(dims);", p->kernels[k].name);
-            }
-        emit_line(e, "if (zero_need > 0)");
-        emit_line(e, "    st = fusert_zeroed_scratch(stream, zero_need, &zs);");
-        emit_open(e, "%s", "if (st == FUSERT_SUCCESS && !zs) {");
-        emit_line(e, "zero_end = off[%d];", fi->ninter);
-        for (int k = 0; k < p->nkernels; k++)
-            if (p->kernels[k].kind == KK_REDUCE) {
-                emit_line(e, "if (%s_scratch_zero_bytes(dims) > 0)", p->kernels[k].name);
-                emit_line(e, "    zero_end = off[%d] + %s_scratch_zero_bytes(dims);", fi->ninter + 1 + k,
-                          p->kernels[k].name);
-            }
-        emit_line(e, "if (zero_end > off[%d])", fi->ninter);
-        emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
-                  f->name, fi->ninter, fi->ninter);
-        emit_close(e, "%s", "}");
+    if (nred == 0)
+        return;
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].kind == KK_REDUCE) {
+            emit_line(e, "if (%s_scratch_zero_bytes(dims) > zero_need)", p->kernels[k].name);
+            emit_line(e, "    zero_need = %s_scratch_zero_bytes(dims);", p->kernels[k].name);
+        }
+    emit_line(e, "if (zero_need > 0)");
+    emit_line(e, "    st = fusert_zeroed_scratch(stream, zero_need, &zs);");
+    emit_open(e, "%s", "if (st == FUSERT_SUCCESS && !zs) {");
+    emit_line(e, "zero_end = off[%d];", fi->ninter);
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].kind == KK_REDUCE) {
+            emit_line(e, "if (%s_scratch_zero_bytes(dims) > 0)", p->kernels[k].name);
+            emit_line(e, "    zero_end = off[%d] + %s_scratch_zero_bytes(dims);", fi->ninter + 1 + k,
+                      p->kernels[k].name);
+        }
+    emit_line(e, "if (zero_end > off[%d])", fi->ninter);
+    emit_line(e, "    st = fusec_zero(\"%s\", fusec_piece(block, off[%d]), zero_end - off[%d], stream);",
+              f->name, fi->ninter, fi->ninter);
+    emit_close(e, "%s", "}");
+}
+
+/* NAME_run's launch of kernel k: after the kernels before it succeeded,
+ * and where not every output of it is empty. */
+static void emit_run_kernel(Emitter *e, Arena *a, const FnInfo *fi, int k)
+{
+    const IrFunc *f = fi->fn;
+    const Plan *p = fi->plan;
+    const Kernel *kn = &p->kernels[k];
+    Buf list = {0};
+    const char *sep = "";
+    const char *cond = launch_cond(a, kn);
+    for (int i = 0; i < kn->ninputs; i++) {
+        if (host_is_scalar_param(f, host_storage_of(kn->inputs[i])))
+            continue;
+        buf_puts(&list, sep);
+        put_buffer(&list, fi, kn->inputs[i], 0);
+        sep = ", ";
     }
+    for (int i = 0; i < kn->noutputs; i++) {
+        buf_puts(&list, sep);
+        if (kn->out_result && kn->out_result[i] >= 0)
+            buf_printf(&list, "bufs[%d]", fi->ntensors + kn->out_result[i]);
+        else
+            put_buffer(&list, fi, kn->outputs[i], 1);
+        sep = ", ";
+    }
+    int line = 0, col;
+    if (kn->loc.file >= 0)
+        diag_line_col(kn->loc.file, kn->loc.begin, &line, &col);
+    emit_line(e, "%s", "");
+    Buf what = {0};
+    for (int i = 0; i < kn->ninputs; i++) {
+        buf_puts(&what, i ? ", " : "; reads ");
+        value_name(&what, fi, kn->inputs[i]);
+    }
+    for (int i = 0; i < kn->noutputs; i++) {
+        buf_puts(&what, i ? ", " : "; writes ");
+        if (kn->out_result && kn->out_result[i] >= 0)
+            buf_puts(&what, f->results[kn->out_result[i]].name);
+        else
+            value_name(&what, fi, kn->outputs[i]);
+    }
+    if (line)
+        emit_line(e, "/* kernel %d: %s (%s:%d)%.*s */", k, kn->name, fi->file, line, (int)what.len,
+                  what.data ? what.data : "");
+    else
+        emit_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
+    buf_free(&what);
+    if (!cond)
+        emit_open(e, "%s", "if (st == FUSERT_SUCCESS) {");
+    else if (strcmp(cond, "0") == 0)
+        emit_open(e, "%s", "if (0) { /* every output is empty */");
+    else if (!strstr(cond, " || ")) /* one alternative: its own parens do */
+        emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && %s) {", cond));
+    else
+        emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
+    emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
+    if (kn->kind == KK_REDUCE) {
+        emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
+                  fi->ninter + 1 + k);
+        emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
+    } else
+        emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
+                  kn->name, fi->ninter + 1 + k);
+    emit_close(e, "%s", "}");
+    buf_free(&list);
+}
+
+/* NAME_run: the body shared by NAME and NAME_ws.  One block per call
+ * (one allocation, not one per intermediate: fewer pool operations and one
+ * free), stream-ordered so that the call never synchronises.  After the
+ * first failure no further kernel is launched, but the block is still
+ * freed, and the first error is the one returned. */
+static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
+{
+    const IrFunc *f = fi->fn;
+    const Plan *p = fi->plan;
+    int npieces = fi->ninter + 1 + p->nkernels;
+    emit_line(e, "/* Check, get the block (the caller's workspace when ws is set), zero the");
+    emit_line(e, " * scratch, launch the %d kernel%s in order, free. */", p->nkernels,
+              p->nkernels == 1 ? "" : "s");
+    emit_open(e, "%s", arena_printf(a, "static fusert_status %s_run(void *const *bufs, const double *scalars, "
+                                 "const int64_t *dims,\n        int ws, void *workspace, size_t workspace_bytes, "
+                                 "fusert_stream stream)\n{",
+                              fi->name));
+    emit_line(e, "size_t off[%d];", npieces + 1);
+    emit_line(e, "void *block = NULL;");
+    emit_line(e, "int owned = 0, sm = 0;");
+    emit_line(e, "fusert_status st = %s_check(bufs, dims);", fi->name);
+    emit_line(e, "size_t need;");
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].kind == KK_REDUCE) {
+            emit_line(e, "size_t zero_end, zero_need = 0;");
+            emit_line(e, "void *zs = NULL;");
+            break;
+        }
+    emit_line(e, "(void)scalars;");
+    emit_line(e, "(void)sm;");
+    emit_line(e, "if (st != FUSERT_SUCCESS)");
+    emit_line(e, "    return st;");
+    emit_run_empty(e, a, p);
+    emit_run_block(e, fi);
+    emit_run_zero(e, fi);
     if (p->nkernels > 0) {
         emit_line(e, "if (st == FUSERT_SUCCESS)");
         emit_line(e, "    st = fusec_sm_count(\"%s\", &sm);", f->name);
     }
-    for (int k = 0; k < p->nkernels; k++) {
-        const Kernel *kn = &p->kernels[k];
-        Buf list = {0};
-        const char *sep = "";
-        const char *cond = launch_cond(a, kn);
-        for (int i = 0; i < kn->ninputs; i++) {
-            if (host_is_scalar_param(f, host_storage_of(kn->inputs[i])))
-                continue;
-            buf_puts(&list, sep);
-            put_buffer(&list, fi, kn->inputs[i], 0);
-            sep = ", ";
-        }
-        for (int i = 0; i < kn->noutputs; i++) {
-            buf_puts(&list, sep);
-            if (kn->out_result && kn->out_result[i] >= 0)
-                buf_printf(&list, "bufs[%d]", fi->ntensors + kn->out_result[i]);
-            else
-                put_buffer(&list, fi, kn->outputs[i], 1);
-            sep = ", ";
-        }
-        int line = 0, col;
-        if (kn->loc.file >= 0)
-            diag_line_col(kn->loc.file, kn->loc.begin, &line, &col);
-        emit_line(e, "%s", "");
-        Buf what = {0};
-        for (int i = 0; i < kn->ninputs; i++) {
-            buf_puts(&what, i ? ", " : "; reads ");
-            value_name(&what, fi, kn->inputs[i]);
-        }
-        for (int i = 0; i < kn->noutputs; i++) {
-            buf_puts(&what, i ? ", " : "; writes ");
-            if (kn->out_result && kn->out_result[i] >= 0)
-                buf_puts(&what, f->results[kn->out_result[i]].name);
-            else
-                value_name(&what, fi, kn->outputs[i]);
-        }
-        if (line)
-            emit_line(e, "/* kernel %d: %s (%s:%d)%.*s */", k, kn->name, fi->file, line, (int)what.len,
-                      what.data ? what.data : "");
-        else
-            emit_line(e, "/* kernel %d: %s%.*s */", k, kn->name, (int)what.len, what.data ? what.data : "");
-        buf_free(&what);
-        if (!cond)
-            emit_open(e, "%s", "if (st == FUSERT_SUCCESS) {");
-        else if (strcmp(cond, "0") == 0)
-            emit_open(e, "%s", "if (0) { /* every output is empty */");
-        else if (!strstr(cond, " || ")) /* one alternative: its own parens do */
-            emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && %s) {", cond));
-        else
-            emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
-        emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
-        if (kn->kind == KK_REDUCE) {
-            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
-                      fi->ninter + 1 + k);
-            emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
-        } else
-            emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
-                      kn->name, fi->ninter + 1 + k);
-        emit_close(e, "%s", "}");
-        buf_free(&list);
-    }
+    for (int k = 0; k < p->nkernels; k++)
+        emit_run_kernel(e, a, fi, k);
     emit_open(e, "%s", "if (owned) {");
     emit_line(e, "fusert_status st2 = fusec_free(\"%s\", block, stream);", f->name);
     emit_line(e, "if (st == FUSERT_SUCCESS)");
