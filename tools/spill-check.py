@@ -129,29 +129,30 @@ def parse_ptxas(text):
     """{function: {regs, stack, stores, loads}} from ptxas -v output.  An
     entry's spills are its own and those of the functions it calls that
     ptxas reports apart (CUDA's slow path of trig argument reduction)."""
-    funcs, cur, entry, props_of = {}, None, None, None
+    funcs, entry, props_of = {}, None, None
     for line in text.splitlines():
         m = ENTRY.search(line)
         if m:
             entry = m.group(1)
-            cur = funcs.setdefault(entry, {"regs": 0, "stack": 0, "stores": 0, "loads": 0})
+            funcs.setdefault(entry, {"regs": 0, "stack": 0, "stores": 0, "loads": 0})
             continue
         m = PROPS_OF.search(line)
         if m:
             props_of = m.group(1)
             continue
         m = PROPS.search(line)
-        if m and cur is not None:
+        if m and entry is not None:
+            f = funcs[entry]
             stack, stores, loads = (int(g) for g in m.groups())
             if props_of == entry:
-                cur["stack"], cur["stores"], cur["loads"] = stack, stores, loads
+                f["stack"], f["stores"], f["loads"] = stack, stores, loads
             else:
-                cur["stores"] += stores
-                cur["loads"] += loads
+                f["stores"] += stores
+                f["loads"] += loads
             continue
         m = REGS.search(line)
-        if m and cur is not None:
-            cur["regs"] = int(m.group(1))
+        if m and entry is not None:
+            funcs[entry]["regs"] = int(m.group(1))
     return funcs
 
 
