@@ -16,7 +16,7 @@
  *    (like torch and the generated kernels);
  *  - a float node computes in float64 and is not rounded here.
  */
-#include "ir.h"
+#include "ops.h"
 #include <math.h>
 
 const OpInfo op_info[OP_COUNT] = {
