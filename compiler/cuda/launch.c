@@ -371,11 +371,16 @@ static int cols_split_bps(const Variant *v)
     return v->mb > 4 ? v->mb : 4;
 }
 
-/* `int var`: are the columns whole vectors of vw, and every full access
- * aligned to them? */
+/* `int var`: are the columns whole vectors of vw, every full access
+ * aligned to them, and enough of them to keep a warp's lanes busy?  A
+ * vector tile gives its 32 lanes 32 vw columns: with fewer, lanes idle
+ * while the others load and fold.  A lane's vector costs a load and vw
+ * folds, an element-wise lane's element a load and a fold, so the vector
+ * tile pays from 16 (vw + 1) columns on (a warp holding nI / vw vectors
+ * against the 32 elements of element-wise tiles). */
 static void host_cols_vec(KCtx *c, Buf *b, const char *ind, const char *var, int vw)
 {
-    buf_printf(b, "%sint %s = nI %% %d == 0;\n", ind, var, vw);
+    buf_printf(b, "%sint %s = nI %% %d == 0 && nI >= %d;\n", ind, var, vw, 16 * (vw + 1));
     for (int a = 0; a < c->nacc; a++)
         if (cu_acc_full(c, &c->acc[a]))
             buf_printf(b, "%s%s = %s && (uintptr_t)in%d %% %d == 0;\n", ind, var, var, c->inbuf[c->acc[a].node->id],
