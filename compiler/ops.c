@@ -18,11 +18,28 @@
  */
 #include "ops.h"
 #include <math.h>
+#include <string.h>
 
 const OpInfo op_info[OP_COUNT] = {
 #define OP(name, src, arity, cls, flags, cuda) {#name, src, arity, cls, flags, cuda},
 #include "ops.def"
 };
+
+int op_is_named(int op)
+{
+    const char *s = op_info[op].src;
+    return (s[0] >= 'a' && s[0] <= 'z') && op_info[op].cls != OPC_LEAF && !(op_info[op].flags & OPF_INTERNAL);
+}
+
+int op_builtin_name(const char *name)
+{
+    if (strcmp(name, "cast") == 0)
+        return 1;
+    for (int op = 0; op < OP_COUNT; op++)
+        if (op_is_named(op) && strcmp(op_info[op].src, name) == 0)
+            return 1;
+    return 0;
+}
 
 /* Two's-complement wrap of an exact integer result to dtype t. */
 static int64_t wrap_to(uint64_t u, DType t)

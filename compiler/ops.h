@@ -31,6 +31,12 @@ typedef struct OpInfo {
     const char *cuda;  /* f32 CUDA template, %0..%2 operands; "" if special */
 } OpInfo;
 extern const OpInfo op_info[OP_COUNT];
+/* OP is a builtin function of the language, called by its source name
+ * (exp, sum, where): spelled as an identifier, not a leaf, not made by
+ * the compiler. */
+int op_is_named(int op);
+/* NAME is a builtin function's name (a named op or cast): no fn may take it. */
+int op_builtin_name(const char *name);
 
 /* ---- what an elementwise op computes on one element (ops.c) -----------
  * Shared by constant folding and the interpreter, so that they cannot

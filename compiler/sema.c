@@ -44,7 +44,7 @@
  * unused-name warnings once per fn (FnInfo.warned), however often it is
  * inlined.  Only main.c exits: every error here is a diag_error, and
  * sema_program returns NULL if any was reported. */
-#include "sema_priv.h"
+#include "sema_import.h"
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -564,7 +564,7 @@ static Val use_name(Sema *S, Frame *fr, const char *name, Loc loc)
     DType dt;
     if (dtype_from_name(name, &dt))
         diag_note(LOC_NONE, "a dtype is only a value as the second argument of cast(x, %s)", name);
-    else if (sema_find_fn(S, name) || sema_is_builtin_name(name))
+    else if (sema_find_fn(S, name) || op_builtin_name(name))
         diag_note(LOC_NONE, "'%s' is a function; call it as %s(...)", name, name);
     else if (sg.best)
         diag_note(LOC_NONE, "did you mean '%s'?", sg.best);
@@ -842,29 +842,13 @@ static Val unary(Sema *S, int op, Val v, Loc loc)
 static const char *const reduce_names[] = {"sum", "prod", "max", "min", "mean", "any", "all",
                                            "argmax", "argmin", "var", "std", "logsumexp"};
 
-static int is_identifier_op(int op)
-{
-    const char *s = op_info[op].src;
-    return (s[0] >= 'a' && s[0] <= 'z') && op_info[op].cls != OPC_LEAF && !(op_info[op].flags & OPF_INTERNAL);
-}
-
 static int find_op(const char *name, OpClass want_reduce)
 {
     for (int op = 0; op < OP_COUNT; op++)
-        if (is_identifier_op(op) && strcmp(op_info[op].src, name) == 0 &&
+        if (op_is_named(op) && strcmp(op_info[op].src, name) == 0 &&
             ((op_info[op].cls == OPC_REDUCE) == (want_reduce == OPC_REDUCE)))
             return op;
     return -1;
-}
-
-int sema_is_builtin_name(const char *name)
-{
-    if (strcmp(name, "cast") == 0)
-        return 1;
-    for (int op = 0; op < OP_COUNT; op++)
-        if (is_identifier_op(op) && strcmp(op_info[op].src, name) == 0)
-            return 1;
-    return 0;
 }
 
 static void arity_error(const AstExpr *e, const char *want, int plural)
@@ -1234,7 +1218,7 @@ static Val call(Sema *S, Frame *fr, const AstExpr *e)
     diag_error(e->name_loc, "unknown function '%s'", e->name);
     Suggest sg = {e->name, NULL, 0};
     for (int i = 0; i < OP_COUNT; i++)
-        if (is_identifier_op(i))
+        if (op_is_named(i))
             suggest_try(&sg, op_info[i].src);
     suggest_try(&sg, "cast");
     for (int i = 0; i < S->nfns; i++)

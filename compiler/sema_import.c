@@ -2,7 +2,7 @@
  * imports, loaded depth first, each once; the fns they define, whose
  * names are global; the C names the main file's fns become. */
 #define _XOPEN_SOURCE 700
-#include "sema_priv.h"
+#include "sema_import.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,7 +122,7 @@ static void register_fns(Sema *S, AstFile *file, int is_main)
 {
     for (int i = 0; i < file->nfns; i++) {
         AstFn *fn = &file->fns[i];
-        if (sema_is_builtin_name(fn->name)) {
+        if (op_builtin_name(fn->name)) {
             diag_error(fn->name_loc, "fn '%s' has the name of a builtin function", fn->name);
             diag_note(LOC_NONE, "choose another name; builtins cannot be redefined");
             continue;

@@ -1,7 +1,8 @@
-/* sema_priv.h -- the state sema.c and sema_import.c share: the files
- * read, the fns they define, and the entry point being built. */
-#ifndef FUSEC_SEMA_PRIV_H
-#define FUSEC_SEMA_PRIV_H
+/* sema_import.h -- the files of a program and the fns they define
+ * (sema_import.c), and the state of the checker built on them (sema.c):
+ * both read and fill one Sema. */
+#ifndef FUSEC_SEMA_IMPORT_H
+#define FUSEC_SEMA_IMPORT_H
 #include "frontend.h"
 
 typedef struct Unit {
@@ -41,8 +42,5 @@ void sema_load_file(Sema *S, AstFile *file, const char *path, const char *canon,
 FnInfo *sema_find_fn(Sema *S, const char *name);
 /* realpath of PATH in the arena, or PATH itself when it has none. */
 const char *sema_canonical(Arena *a, const char *path);
-
-/* sema.c: NAME is a builtin (an op, cast, unsqueeze), which no fn may take. */
-int sema_is_builtin_name(const char *name);
 
 #endif
