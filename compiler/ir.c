@@ -555,10 +555,10 @@ static void share_var_std(IrFunc *f)
  * then the sum from there.  m broadcasts back to x's elements: keepdims,
  * or leading axes reduced.  The value is the same (sumexp's meaning is the
  * sum as written); m stays where anything else reads it.  Not where the
- * kept axes after the last reduced one are static and under 512 bytes: the
- * online form measured slower there (bf16 over 64 columns, 128 bytes a
- * row, on the H200: 309.8 against 228.8 us; f32 over 64 columns tied; from
- * 666 bytes on it gained). */
+ * kept axes after the last reduced one are static and under 512 bytes:
+ * there the three kernels took 4-24% less time (static builds on the H100,
+ * 64 to 400 bytes a row), but for f32 rows of 256 bytes (a tie) and 400
+ * (4% more); from 666 bytes on the online form gained (H200). */
 enum { SUMEXP_MIN_INNER_BYTES = 512 };
 static int inner_too_narrow(const IrNode *x, unsigned axes)
 {
