@@ -180,6 +180,7 @@ typedef struct Variant {
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
     int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
+    int nr;   /* column kernels: a warp takes 32 / nI rows a step over at most 16 columns (_cols_n) */
     int mb;   /* cached row kernels: blocks of bs a multiprocessor its launch bound asks for (0: none) */
     char name[200];
 } Variant;

@@ -361,7 +361,6 @@ static void launch_cols_pair(const Variant *v, int n, int base, const char *ind,
                    ind);
     buf_printf(b, "%s    %s" COLS_LAUNCH, ind, n > 1 ? "    " : "", to, base + n - 1, v[n - 1].name, tiles);
 }
-#undef COLS_LAUNCH
 
 /* Blocks a multiprocessor that the split of column variant v counts in a
  * wave (fzk_cols_nsplit): four, or the minimum its launch bounds state
@@ -415,19 +414,27 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     /* the split tiles' wave: the blocks a multiprocessor keeps of the
      * variant taken (cols_split_bps) */
     int bpv = cols_split_bps(&v[0]), bps = cols_split_bps(&v[vw > 1 ? 1 : 0]);
+    /* _cols_n, last but for _rows: element-wise tiles over at most 16
+     * columns, a warp's lanes on several rows */
+    int nr = !side && v[nv - 1].nr;
+    char bpe[64];
+    if (nr && cols_split_bps(&v[nv - 1]) != bps)
+        snprintf(bpe, sizeof bpe, "nI <= 16 ? %d : %d", cols_split_bps(&v[nv - 1]), bps);
+    else
+        snprintf(bpe, sizeof bpe, "%d", bps);
     buf_puts(b, "    const int ws = fzk_cols_ws(nO, R, tiles_w, sm_count);\n"
                 "    const int64_t tiles_x = ws == 1 ? (tiles_w + 7) / 8 : tiles_w;\n"
                 "    const int64_t grid_y = nO < 65535 ? nO : 65535;\n");
     if (vw > 1 && bpv != bps)
-        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, vec ? %d : %d);\n",
-                   bpv, bps);
+        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, vec ? %d : %s);\n",
+                   bpv, bpe);
     else
-        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, %d);\n", bps);
+        buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, %s);\n", bpe);
     buf_puts(b, "    nsplit = (int)ns;\n");
     /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
      * a tile, no split): the same pair for each; then _rows, the side
      * reductions' second launch, over the rows with the tiles' count */
-    int h = (nv - side) / 2;
+    int h = (nv - side - nr) / 2;
     const char *to = side ? "st = " : "return ";
     if (side)
         buf_puts(b, "    fusert_status st = FUSERT_SUCCESS;\n");
@@ -442,6 +449,8 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     } else
         launch_cols_pair(v + h, h, base + h, "    ", to, "vec", "tiles_x", b);
     buf_puts(b, side ? "    } else if (nI > 0) {\n" : "    }\n");
+    if (nr)
+        buf_printf(b, "    if (nI <= 16)\n" COLS_LAUNCH, "        return ", base + nv - 1, v[nv - 1].name, "tiles_x");
     launch_cols_pair(v, h, base, side ? "    " : "", to, "vec", "tiles_x", b);
     if (!side)
         return;
@@ -453,6 +462,8 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                   "    return FUSEC_LAUNCH(%d, %s, (unsigned)rblocks, 1, 1, 256, 1, 1, 0, stream, args);\n",
                base + nv - 1, v[nv - 1].name);
 }
+
+#undef COLS_LAUNCH
 
 /* Middle-axes reductions: a warp an output for many outputs of short
  * reduced ranges (as the row scheme), else a block an output and split

@@ -105,7 +105,8 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             break;
         case VK_SCALAR: emit_line(&c->w, "    %s_body<%s, %d, %d>(%s);", c->k->name, I, v[i].bs, v[i].vw, as.data); break;
         case VK_COLS:
-            emit_line(&c->w, "    %s_cols_body<%s, %d, %d>(%s);", c->k->name, I, v[i].vw, v[i].ws, as.data);
+            emit_line(&c->w, "    %s_cols_body<%s, %d, %d%s>(%s);", c->k->name, I, v[i].vw, v[i].ws,
+                      v[i].nr ? ", true" : "", as.data);
             break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         case VK_COLS_ROWS: emit_line(&c->w, "    %s_rows_body<%s>(%s);", c->k->name, I, as.data); break;

@@ -232,7 +232,7 @@ void cu_emit_scalar_body(KCtx *c)
 /* After each warp ty has put its states in sh<id>[ty]: warp 0 of the
  * block's tile of 8 warps (WS 8) combines their states of each of its
  * columns in warp order (deterministic). */
-static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds)
+static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds, int lanes)
 {
     emit_line(&c->w, "__syncthreads();");
     emit_line(&c->w, "if (ty == 0) {");
@@ -244,6 +244,13 @@ static void emit_cols_warp_combine(KCtx *c, const IrNode *const *reds, int nreds
         emit_line(&c->w, "    a%d[j] = sh%d[0][tx * V + j];", id, id);
         emit_line(&c->w, "    for (int q = 1; q < 8; q++)");
         emit_line(&c->w, "        a%d[j] = R%d::comb(a%d[j], sh%d[q][tx * V + j]);", id, id, id, id);
+        if (lanes) {
+            /* then the other rows of each warp step, row by row */
+            emit_line(&c->w, "    if (own)");
+            emit_line(&c->w, "        for (int l = 1; l < rpw; l++)");
+            emit_line(&c->w, "            for (int q = 0; q < 8; q++)");
+            emit_line(&c->w, "                a%d[j] = R%d::comb(a%d[j], sh%d[q][tx + l * (int)nI]);", id, id, id, id);
+        }
         emit_line(&c->w, "}");
     }
     cu_close_scope(c);
@@ -441,8 +448,8 @@ static int cols_fold(const KCtx *c, const IrNode **reds, int nreds)
 static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *rg, int nr, const int *ig, int ni)
 {
     int K = c->L->vw > 1 ? 4 : COLS_FOLD_ROWS;
-    emit_line(&c->w, "I rb = r0 + (WS == 1 ? 0 : ty);");
-    emit_line(&c->w, "for (; rb + (I)%d * WS < r1; rb += (I)%d * WS) {", K - 1, K);
+    emit_line(&c->w, "I rb = r0 + rsub;");
+    emit_line(&c->w, "for (; rb + (I)%d * rstep < r1; rb += (I)%d * rstep) {", K - 1, K);
     cu_open_scope(c);
     for (int i = 0; i < nreds; i++) {
         if (cu_red_is_welford(reds[i]) && c->L->vw == 1)
@@ -453,7 +460,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int u = 0; u < %d; u++) {", K);
     cu_open_scope(c);
-    emit_line(&c->w, "const I r = rb + (I)u * WS;");
+    emit_line(&c->w, "const I r = rb + (I)u * rstep;");
     c->varvec = c->L->vw == 1;
     c->lsevec = 1;
     c->lsecols = 1;
@@ -475,7 +482,7 @@ static void cols_fold_rows(KCtx *c, const IrNode **reds, int nreds, const int *r
         }
     }
     cu_close_scope(c);
-    emit_line(&c->w, "for (; rb < r1; rb += WS) {");
+    emit_line(&c->w, "for (; rb < r1; rb += rstep) {");
     cu_open_scope(c);
     emit_line(&c->w, "const I r = rb;");
     cols_step(c, reds, nreds, NULL, 0, rg, nr, ig, ni);
@@ -522,7 +529,7 @@ static void cols_accumulate(KCtx *c, const IrNode **reds, int nreds, const IrNod
         emit_line(&c->w, cu_cols_small_states(reds, nreds) ? "#pragma unroll (WS == 1 ? 4 : 8)"
                                                            : "#pragma unroll (WS == 1 ? 2 : 4)");
     if (!nside) {
-        emit_line(&c->w, "for (I r = r0 + (WS == 1 ? 0 : ty); r < r1; r += WS) {");
+        emit_line(&c->w, "for (I r = r0 + rsub; r < r1; r += rstep) {");
         cu_open_scope(c);
         cols_step(c, reds, nreds, side, nside, rg, nr, ig, ni);
         cu_close_scope(c);
@@ -567,7 +574,7 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
         else
             emit_line(&c->w, "R%d::S *part%d = (R%d::S *)(scratch + %s + (I)%d * nsplit * nO * nI);", id, id,
                       id, c->k->side_axes ? "rpe" : "cnt_bytes", i * cu_cols_slot(c));
-        emit_line(&c->w, "if (ty == 0 && active)");
+        emit_line(&c->w, "if (ty == 0 && own)");
         emit_line(&c->w, "#pragma unroll");
         emit_line(&c->w, "    for (int j = 0; j < V; j++)");
         if (c->atomic)
@@ -610,7 +617,7 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "#pragma unroll");
             emit_line(&c->w, "for (int j = 0; j < V; j++) {");
             emit_line(&c->w, "    a%d[j] = R%d::init();", id, id);
-            emit_line(&c->w, "    if (active) {");
+            emit_line(&c->w, "    if (own) {");
             if (small || !cu_red_is_welford(reds[i])) {
                 emit_line(&c->w, small ? "        #pragma unroll 4" : "        #pragma unroll 1");
                 emit_line(&c->w, "        for (int z = ty; z < nsplit; z += 8)");
@@ -633,13 +640,13 @@ static void cols_split_combine(KCtx *c, const IrNode **reds, int nreds)
             emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", id, id);
             emit_line(&c->w, "}");
         }
-        emit_cols_warp_combine(c, reds, nreds);
+        emit_cols_warp_combine(c, reds, nreds, 0);
         cu_close_scope(c);
         if (small)
             emit_line(&c->w, "else");
     }
     if (!par || small) {
-        emit_line(&c->w, "if (ty == 0 && active) {");
+        emit_line(&c->w, "if (ty == 0 && own) {");
         cu_open_scope(c);
         for (int i = 0; i < nreds; i++) {
             int id = reds[i]->id;
@@ -683,7 +690,7 @@ void cu_emit_cols_body(KCtx *c)
         else
             ig[ni++] = g;
     }
-    open_body(c, "class I, int V, int WS", "_cols_body", ", unsigned char *scratch, unsigned char *zscratch, int nsplit", 1);
+    open_body(c, "class I, int V, int WS, bool NR = false", "_cols_body", ", unsigned char *scratch, unsigned char *zscratch, int nsplit", 1);
     Buf b = {0};
     buf_puts(&b, "(I)1");
     for (int i = 0; i < no; i++)
@@ -705,9 +712,22 @@ void cu_emit_cols_body(KCtx *c)
     int nside = collect_side(c, side);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
+    /* NR (_cols_n, element-wise tiles of at most 16 columns, no side
+     * reductions): a warp takes rpw = 32 / nI rows a step, nI lanes each,
+     * where a row a step would leave 32 - nI lanes idle; lane tx < nI
+     * (own) then folds its column's states of every warp's rows, in a
+     * fixed order */
+    if (nside)
+        emit_line(&c->w, "const int rpw = 1, lcol = tx, lrow = 0;");
+    else {
+        emit_line(&c->w, "const int rpw = NR && nI > 0 && nI <= 16 ? 32 / (int)nI : 1; /* rows a warp step */");
+        emit_line(&c->w, "const int lcol = rpw > 1 ? tx %% (int)nI : tx, lrow = rpw > 1 ? tx / (int)nI : 0;");
+    }
     emit_line(&c->w, "/* this thread's first column: in the block's tile (WS 8) or its warp's */");
-    emit_line(&c->w, "const I civ = WS == 1 ? (((I)blockIdx.x * 8 + ty) * 32 + tx) * V : ((I)blockIdx.x * 32 + tx) * V;");
-    emit_line(&c->w, "const bool active = civ < nI;");
+    emit_line(&c->w, "const I civ = WS == 1 ? (((I)blockIdx.x * 8 + ty) * 32 + tx) * V : ((I)blockIdx.x * 32 + lcol) * V;");
+    emit_line(&c->w, "const bool active = civ < nI && lrow < rpw;");
+    emit_line(&c->w, "const bool own = active && lrow == 0; /* holds its column's state after the warp combine */");
+    emit_line(&c->w, "const int rsub = (WS == 1 ? 0 : ty) * rpw + lrow, rstep = WS * rpw; /* first row, row step */");
     if (nside) {
         side_partials(c, side, nside, nreds);
         emit_line(&c->w, "const I tile = civ / (32 * V); /* the warp's tile of 32 V columns */");
@@ -734,10 +754,10 @@ void cu_emit_cols_body(KCtx *c)
         emit_line(&c->w, "for (int j = 0; j < V; j++)");
         emit_line(&c->w, "    sh%d[ty][tx * V + j] = a%d[j];", reds[i]->id, reds[i]->id);
     }
-    emit_cols_warp_combine(c, reds, nreds);
+    emit_cols_warp_combine(c, reds, nreds, !nside);
     cu_close_scope(c);
     cols_split_combine(c, reds, nreds);
-    emit_line(&c->w, "if (done && (WS == 1 || ty == 0) && active) {");
+    emit_line(&c->w, "if (done && (WS == 1 || ty == 0) && own) {");
     cu_open_scope(c);
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");

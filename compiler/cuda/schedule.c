@@ -261,6 +261,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->cl = 1;
     x->sm = 0;
     x->ws = 0;
+    x->nr = 0;
     x->mb = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
@@ -735,6 +736,14 @@ static int plan_cols(KCtx *c, Variant *v)
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
         v[n - 1].mb = ws == 8 && !mb && cols_elem_light(c) ? COLS_ELEM_BPS : mb;
+    }
+    /* element-wise tiles over at most 16 columns, rows a warp step from
+     * the columns (cu_emit_cols_body) */
+    if (!k->side_axes) {
+        add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_n");
+        v[n - 1].ws = 8;
+        v[n - 1].nr = 1;
+        v[n - 1].mb = mb ? mb : 4;
     }
     /* the side reductions' second launch: their partials, added a row */
     if (k->side_axes)
