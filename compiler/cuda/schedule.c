@@ -743,7 +743,7 @@ static int plan_cols(KCtx *c, Variant *v)
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, "_cols_n");
         v[n - 1].ws = 8;
         v[n - 1].nr = 1;
-        v[n - 1].mb = mb ? mb : 4;
+        v[n - 1].mb = mb; /* else 4 (bound_narrow_cols) */
     }
     /* the side reductions' second launch: their partials, added a row */
     if (k->side_axes)
@@ -1200,6 +1200,16 @@ static void bound_f64(const KCtx *c, Variant *v, int nv)
         }
 }
 
+/* _cols_n without a bound of its own (nor f64's, bound_f64) asks for 4
+ * blocks of 256 a multiprocessor, 64 registers: with the block size alone
+ * ptxas gave LayerNorm backward's column sums 128. */
+static void bound_narrow_cols(Variant *v, int nv)
+{
+    for (int i = 0; i < nv; i++)
+        if (v[i].nr && !v[i].mb)
+            v[i].mb = 65536 / (v[i].bs * 64);
+}
+
 /* Lower kernel k of f: analyse it, take its combine mode, plan its
  * variants and note what the bodies and the launch need from them. */
 static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atomic_reduce)
@@ -1210,6 +1220,7 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     L->combine = combine_of(c, L->mid, atomic_reduce, L->why, sizeof L->why);
     L->nv = plan_variants(c, L->mid, L->v);
     bound_f64(c, L->v, L->nv);
+    bound_narrow_cols(L->v, L->nv);
     L->dec = need_decompose(c);
     if (k->kind == KK_LOOP) {
         L->vw = loop_vec_width(c);
