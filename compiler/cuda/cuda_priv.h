@@ -169,6 +169,10 @@ typedef struct KCtx {
 
 typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS } VariantKind;
 
+/* _cols_n: the most columns whose element-wise tile leaves a warp room for
+ * two rows a step (cu_emit_cols_body, launch_cols) */
+enum { COLS_NARROW_MAX = 16 };
+
 typedef struct Variant {
     VariantKind kind;
     int i64;  /* int64 indices */
@@ -180,7 +184,7 @@ typedef struct Variant {
     int cl;   /* cached row kernels: blocks per row, one thread block cluster (1: none) */
     int sm;   /* cached row kernels: the row in dynamic shared memory (cap 0: sized at launch) */
     int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
-    int nr;   /* column kernels: a warp takes 32 / nI rows a step over at most 16 columns (_cols_n) */
+    int nr;   /* column kernels: a warp takes 32 / nI rows a step over at most COLS_NARROW_MAX columns (_cols_n) */
     int mb;   /* cached row kernels: blocks of bs a multiprocessor its launch bound asks for (0: none) */
     char name[200];
 } Variant;

@@ -414,12 +414,12 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     /* the split tiles' wave: the blocks a multiprocessor keeps of the
      * variant taken (cols_split_bps) */
     int bpv = cols_split_bps(&v[0]), bps = cols_split_bps(&v[vw > 1 ? 1 : 0]);
-    /* _cols_n, last but for _rows: element-wise tiles over at most 16
-     * columns, a warp's lanes on several rows */
+    /* _cols_n, last but for _rows: element-wise tiles over at most
+     * COLS_NARROW_MAX columns, a warp's lanes on several rows */
     int nr = !side && v[nv - 1].nr;
     char bpe[64];
     if (nr && cols_split_bps(&v[nv - 1]) != bps)
-        snprintf(bpe, sizeof bpe, "nI <= 16 ? %d : %d", cols_split_bps(&v[nv - 1]), bps);
+        snprintf(bpe, sizeof bpe, "nI <= %d ? %d : %d", COLS_NARROW_MAX, cols_split_bps(&v[nv - 1]), bps);
     else
         snprintf(bpe, sizeof bpe, "%d", bps);
     buf_puts(b, "    const int ws = fzk_cols_ws(nO, R, tiles_w, sm_count);\n"
@@ -432,8 +432,9 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         buf_printf(b, "    const int64_t ns = ws == 1 ? 1 : fzk_cols_nsplit(nO, R, nI, tiles_x, sm_count, %s);\n", bpe);
     buf_puts(b, "    nsplit = (int)ns;\n");
     /* v: [_cols_v,] _cols (8 warps a tile), then [_cols_v1,] _cols1 (a warp
-     * a tile, no split): the same pair for each; then _rows, the side
-     * reductions' second launch, over the rows with the tiles' count */
+     * a tile, no split): the same pair for each; then _cols_n (no side
+     * reductions) or _rows, the side reductions' second launch, over the
+     * rows with the tiles' count */
     int h = (nv - side - nr) / 2;
     const char *to = side ? "st = " : "return ";
     if (side)
@@ -450,7 +451,8 @@ static void launch_cols(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         launch_cols_pair(v + h, h, base + h, "    ", to, "vec", "tiles_x", b);
     buf_puts(b, side ? "    } else if (nI > 0) {\n" : "    }\n");
     if (nr)
-        buf_printf(b, "    if (nI <= 16)\n" COLS_LAUNCH, "        return ", base + nv - 1, v[nv - 1].name, "tiles_x");
+        buf_printf(b, "    if (nI <= %d)\n" COLS_LAUNCH, COLS_NARROW_MAX, "        return ", base + nv - 1, v[nv - 1].name,
+                   "tiles_x");
     launch_cols_pair(v, h, base, side ? "    " : "", to, "vec", "tiles_x", b);
     if (!side)
         return;

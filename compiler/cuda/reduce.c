@@ -712,7 +712,7 @@ void cu_emit_cols_body(KCtx *c)
     int nside = collect_side(c, side);
     emit_line(&c->w, "__shared__ int fz_last;");
     emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
-    /* NR (_cols_n, element-wise tiles of at most 16 columns, no side
+    /* NR (_cols_n, element-wise tiles of at most COLS_NARROW_MAX columns, no side
      * reductions): a warp takes rpw = 32 / nI rows a step, nI lanes each,
      * where a row a step would leave 32 - nI lanes idle; lane tx < nI
      * (own) then folds its column's states of every warp's rows, in a
@@ -720,7 +720,8 @@ void cu_emit_cols_body(KCtx *c)
     if (nside)
         emit_line(&c->w, "const int rpw = 1, lcol = tx, lrow = 0;");
     else {
-        emit_line(&c->w, "const int rpw = NR && nI > 0 && nI <= 16 ? 32 / (int)nI : 1; /* rows a warp step */");
+        emit_line(&c->w, "const int rpw = NR && nI > 0 && nI <= %d ? 32 / (int)nI : 1; /* rows a warp step */",
+                  COLS_NARROW_MAX);
         emit_line(&c->w, "const int lcol = rpw > 1 ? tx %% (int)nI : tx, lrow = rpw > 1 ? tx / (int)nI : 0;");
     }
     emit_line(&c->w, "/* this thread's first column: in the block's tile (WS 8) or its warp's */");
