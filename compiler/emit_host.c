@@ -817,13 +817,22 @@ static void emit_run_kernel(Emitter *e, Arena *a, const FnInfo *fi, int k)
     else
         emit_open(e, "%s", arena_printf(a, "if (st == FUSERT_SUCCESS && (%s)) {", cond));
     emit_line(e, "void *const kbufs[] = {%s};", list.len ? list.data : "NULL");
+    /* column partials: the row kernel's count of partial rows, the
+     * column kernel's count and where they lie (the row kernel's scratch) */
+    int from = -1;
+    for (int j = 0; j < k; j++)
+        if (fuse_colp_partner(p, j) == k)
+            from = j;
+    const char *cx = fuse_colp_partner(p, k) >= 0 ? arena_printf(a, ", &colp_np%d", k)
+                     : from >= 0 ? arena_printf(a, ", colp_np%d, fusec_piece(block, off[%d])", from, fi->ninter + 1 + from)
+                                 : "";
     if (kn->kind == KK_REDUCE) {
         emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]),", kn->name,
                   fi->ninter + 1 + k);
-        emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream);", fi->ninter + 1 + k);
+        emit_line(e, "        zs ? zs : fusec_piece(block, off[%d]), sm, stream%s);", fi->ninter + 1 + k, cx);
     } else
-        emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream);",
-                  kn->name, fi->ninter + 1 + k);
+        emit_line(e, "st = %s_launch(kbufs, scalars, dims, fusec_piece(block, off[%d]), NULL, sm, stream%s);",
+                  kn->name, fi->ninter + 1 + k, cx);
     emit_close(e, "%s", "}");
     buf_free(&list);
 }
@@ -856,6 +865,11 @@ static void emit_run(Emitter *e, Arena *a, const FnInfo *fi)
             emit_line(e, "void *zs = NULL;");
             break;
         }
+    for (int k = 0; k < p->nkernels; k++)
+        if (fuse_colp_partner(p, k) >= 0)
+            /* the column partials' rows a row kernel leaves for its column
+             * kernel (fuse_colp_partner), 0 where it leaves none */
+            emit_line(e, "int colp_np%d = 0;", k);
     emit_line(e, "(void)scalars;");
     emit_line(e, "(void)sm;");
     emit_line(e, "if (st != FUSERT_SUCCESS)");

@@ -763,8 +763,8 @@ static int join_row_home(Ctx *c, IrNode *n, int ngroups)
                     continue;
                 reject(c, r, hu, "space",
                        arena_printf(c->a, "%%%d (%s %s) would reduce across the rows of the row-persistent "
-                                    "kernel of %%%d, which keeps no column states: it reads the stored "
-                                    "per-row values in a kernel of its own", r->id, opname(r),
+                                    "kernel of %%%d: it stays in a column kernel of its own, which reads "
+                                    "the stored per-row values", r->id, opname(r),
                                     axes_words(c->a, r->axes, h->space.rank), hu->id));
             }
         }
@@ -972,7 +972,7 @@ static const char *side_refusal(Ctx *c, const Group *a, const Group *b)
     int rank = a->space.rank;
     uint8_t all = (uint8_t)((1u << rank) - 1u);
     if (a->kind == KK_ROW || b->kind == KK_ROW)
-        return "a row-persistent kernel keeps no column states";
+        return "a row-persistent kernel folds column reductions only as partials for a column kernel";
     if (a->kind != KK_REDUCE || b->kind != KK_REDUCE || b->side || !ir_shape_eq(&a->space, &b->space))
         return "they are not two plain reductions of one space";
     if (layout_of(a->axes, rank) != RL_COLS || (a->axes | b->axes) != all || (a->axes & b->axes) ||
@@ -1244,6 +1244,48 @@ static int reads(const Kernel *k, const IrNode *n)
     return 0;
 }
 
+/* Is n a kernel's input or value? */
+static int in_kernel(const Kernel *k, const IrNode *n)
+{
+    if (reads(k, n))
+        return 1;
+    for (int v = 0; v < k->nvalues; v++)
+        if (k->values[v] == n)
+            return 1;
+    return 0;
+}
+
+int fuse_colp_partner(const Plan *p, int ki)
+{
+    const Kernel *k = &p->kernels[ki];
+    if (k->kind != KK_ROW)
+        return -1;
+    const uint8_t all = (uint8_t)((1u << k->space.rank) - 1);
+    for (int j = ki + 1; j < p->nkernels; j++) {
+        const Kernel *q = &p->kernels[j];
+        if (q->kind != KK_REDUCE || q->layout != RL_COLS || q->side_axes || !ir_shape_eq(&q->space, &k->space) ||
+            q->reduce_axes != (uint8_t)(all & ~k->reduce_axes))
+            continue;
+        int ok = 1, nred = 0;
+        for (int v = 0; v < q->nvalues && ok; v++) {
+            const IrNode *n = q->values[v];
+            if (op_info[n->op].cls == OPC_REDUCE) {
+                ok = n->op == OP_SUM || n->op == OP_MEAN || n->op == OP_RMAX || n->op == OP_RMIN;
+                nred++;
+            }
+            for (int u = 0; u < n->nin && ok; u++) {
+                const IrNode *o = n->in[u].node;
+                ok = !(o->op == OP_PARAM && !p->fn->params[o->param].is_tensor);
+            }
+        }
+        for (int i = 0; i < q->ninputs && ok; i++)
+            ok = in_kernel(k, q->inputs[i]);
+        if (ok && nred)
+            return j;
+    }
+    return -1;
+}
+
 /* What a split costs, said once for each pair of kernels, on the first
  * rejection between them (the producer's kernel and the consumer's that
  * the producer did not join; sibling-axes says its own): the inputs of
@@ -1296,8 +1338,12 @@ static void cost_splits(Arena *a, Plan *p)
             else
                 buf_printf(&what, "%s%%%d", sep, twice[m]->id);
         }
+        /* a row kernel and the column kernel whose reductions it folds
+         * (fuse_colp_partner) read them once where it leaves partials */
+        int ip = (int)(kp[i] - p->kernels), ic = (int)(kc[i] - p->kernels);
+        int colp = fuse_colp_partner(p, ip) == ic || fuse_colp_partner(p, ic) == ip;
         if (n)
-            buf_printf(&what, " %s read twice", n == 1 ? "is" : "are");
+            buf_printf(&what, " %s read twice%s", n == 1 ? "is" : "are", colp ? " where no column partials are left" : "");
         if (back)
             buf_printf(&what, "%s%%%d is written and read back", n ? ", " : "", r->producer->id);
         r->reason = arena_printf(a, "%s; %s, %d byte%s an element of %s more than one pass", r->reason, what.data,

@@ -207,6 +207,17 @@ Plan *fuse_plan(Arena *a, IrFunc *f, const FusionOptions *opt);
  * many inputs run higher (adam_step: ~50 here, 64 for ptxas). */
 int fuse_estimate_registers(const IrFunc *f, const Kernel *k);
 
+/* The column kernel whose reductions the row kernel ki can fold while it
+ * writes its rows, as per-block column partials ("column partials",
+ * docs/fusion.md), or -1.  It is a later KK_REDUCE kernel over the same
+ * space that reduces exactly the row kernel's kept axes with sums, means,
+ * maxima or minima, and reads nothing but what the row kernel reads or
+ * computes (no scalar param of its own).  The plan keeps both kernels: the
+ * code generator adds the partials where a variant of the row kernel holds
+ * its columns in registers, and the column kernel then only combines them;
+ * otherwise the column kernel reads its inputs again. */
+int fuse_colp_partner(const Plan *p, int ki);
+
 /* The dtype value n has in device memory when a kernel reads or writes it:
  * its own for params and results (the caller's buffers), f32 for an f16 or
  * bf16 intermediate (a buffer of the workspace).  An intermediate is rounded

@@ -200,6 +200,10 @@ void fuse_print_json(FILE *out, Plan **plans, int nplans)
                 fprintf(out, ", \"looped\": %d", k->looped);
             if (k->side_axes)
                 fputs(", \"side_layout\": \"rows\"", out);
+            if (fuse_colp_partner(p, i) >= 0) {
+                fputs(", \"column_partials_of\": ", out);
+                json_str(out, p->kernels[fuse_colp_partner(p, i)].name);
+            }
             fputs(", \"space\": ", out);
             json_shape(out, f, &k->space);
             fputs(", \"values\": ", out);
@@ -276,6 +280,27 @@ static void text_outputs(FILE *out, const IrFunc *f, const Kernel *k)
         fputs("-", out);
 }
 
+/* The column partials of row kernel i (fuse_colp_partner): which column
+ * kernel's reductions it folds, and what that kernel then does not read. */
+static void text_colp(FILE *out, const Plan *p, int i)
+{
+    int j = fuse_colp_partner(p, i);
+    if (j < 0)
+        return;
+    const Kernel *k = &p->kernels[i], *q = &p->kernels[j];
+    fprintf(out, "  column partials: %s folds %s's column reductions (", k->name, q->name);
+    text_outputs(out, p->fn, q);
+    fprintf(out, ") into partials a block where it holds its rows in registers as whole aligned vectors; %s "
+                 "then adds them instead of reading ", q->name);
+    int n = 0;
+    for (int x = 0; x < q->ninputs; x++)
+        if (ir_shape_eq(&q->inputs[x]->shape, &q->space)) {
+            fputs(n++ ? ", " : "", out);
+            text_name(out, p->fn, q->inputs[x]);
+        }
+    fputs(n ? " again\n" : "its inputs\n", out);
+}
+
 /* The words in parentheses after a kernel's name in --emit=fusion. */
 static void describe_kind(FILE *out, const IrFunc *f, const Kernel *k)
 {
@@ -349,6 +374,8 @@ void fuse_print_text(FILE *out, Plan **plans, int nplans)
                 fprintf(out, " (%s)", k->combine_why);
             fputc('\n', out);
         }
+        for (int i = 0; i < p->nkernels; i++)
+            text_colp(out, p, i);
         for (int i = 0; i < p->nrejected; i++) {
             const Rejection *r = &p->rejected[i];
             fprintf(out, "  not fused: %%%d into %%%d: %s [%s]\n", r->producer->id,

@@ -694,7 +694,13 @@ void cu_kctx_free(KCtx *c)
  * lowering's analysis (shared, read only), no value in scope, level zero. */
 void cu_kctx_begin(KCtx *c, const Lowering *L, const EmitOptions *o, Buf *out)
 {
-    *c = L->an;
+    cu_kctx_begin_an(c, L, &L->an, o, out);
+}
+
+/* cu_kctx_begin with another analysis of L's kernel (Lowering.colan) */
+void cu_kctx_begin_an(KCtx *c, const Lowering *L, const KCtx *an, const EmitOptions *o, Buf *out)
+{
+    *c = *an;
     c->L = L;
     c->o = o;
     c->w.out = out;

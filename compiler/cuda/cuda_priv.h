@@ -167,7 +167,7 @@ typedef struct KCtx {
 /* ------------------------------------------------------------------ */
 /* Variants: the __global__ functions of one kernel, in K_INDEX order. */
 
-typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS } VariantKind;
+typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, VK_COLS, VK_MID, VK_COLS_ROWS, VK_COLP } VariantKind;
 
 /* _cols_n: the most columns whose element-wise tile leaves a warp room for
  * two rows a step (cu_emit_cols_body, launch_cols) */
@@ -186,6 +186,7 @@ typedef struct Variant {
     int ws;   /* column kernels: warps a tile of 32 threads' columns (1 or 8, fzk_cols_ws) */
     int nr;   /* column kernels: a warp takes 32 / nI rows a step over at most COLS_NARROW_MAX columns (_cols_n) */
     int mb;   /* cached row kernels: blocks of bs a multiprocessor its launch bound asks for (0: none) */
+    int cs;   /* cached row kernels: folds the column partials of the kernel's partner (Lowering.colp) */
     char name[200];
 } Variant;
 
@@ -220,7 +221,24 @@ struct Lowering {
     int subwarp;         /* a cached variant shares warps between rows (TPR < 32) */
     int window;          /* a cached variant is windowed (SH) */
     int cluster;         /* a cached variant spans a thread block cluster */
+    /* column partials (fuse_colp_partner): a row kernel's partner, the
+     * column kernel whose reductions its cs variants fold (module index,
+     * -1 none), with colk the row kernel plus those reductions and what
+     * they read (their epilogue left out), colan its analysis, ncs the
+     * reductions; a column kernel's colp_of, the row kernel whose
+     * partials its _colp variant combines (-1 none) */
+    int colp, colp_of, ncs;
+    /* the launch stubs' partials arguments (emit_host.c passes them for
+     * every pair fuse_colp_partner names, partials or not) */
+    int colp_sig, colp_of_sig;
+    Kernel colk;
+    KCtx colan;
 };
+
+/* The most state words of its columns a cs variant's thread holds (CAP
+ * times the words of a column's states): 32 registers.  Its grid
+ * (fzk_colp_grid) bounds the partial rows it leaves. */
+enum { COLP_MAX_WORDS = 32 };
 
 /* The lowering of a module: every kernel of every plan, in K_INDEX order. */
 struct CudaModule {
@@ -351,6 +369,7 @@ void cu_acc_offset(const KCtx *c, const Access *a, const char *itype, Buf *b);
 void cu_kctx_init(KCtx *c, const IrFunc *f, const Kernel *k);
 void cu_kctx_free(KCtx *c);
 void cu_kctx_begin(KCtx *c, const Lowering *L, const EmitOptions *o, Buf *out);
+void cu_kctx_begin_an(KCtx *c, const Lowering *L, const KCtx *an, const EmitOptions *o, Buf *out);
 void cu_kctx_end(KCtx *c);
 void cu_host_common_args(KCtx *c, Buf *decl, Buf *args);
 void cu_kernel_comment(KCtx *c);
@@ -408,6 +427,7 @@ void cu_round_elem(KCtx *c, void *vctx);
 int cu_is_side_red(const KCtx *c, const IrNode *n);
 int cu_is_side(const KCtx *c, const IrNode *n);
 void cu_emit_cols_rows_body(KCtx *c);
+void cu_emit_colp_body(KCtx *c);
 void cu_host_side_bytes(KCtx *c, Buf *b);
 int cu_ncol_reds(const KCtx *c);
 void cu_emit_row_body(KCtx *c, int cached);

@@ -525,7 +525,7 @@ int cu_red_rounds(KCtx *c)
 {
     int rounds = 0;
     for (int i = 0; i < c->k->nvalues; i++)
-        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
+        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, c->k->values[i])) {
             int l = cu_red_level(c, c->k->values[i], 1) + 1;
             if (l > rounds)
                 rounds = l;

@@ -250,6 +250,34 @@ static void launch_scratch(KCtx *c, Buf *b)
                           "    const int64_t ns = fzk_mid_nsplit(nK, nO * nI, FZK_MAX_SMS);\n"
                           "    return (size_t)(fzk_mid_cnt_bytes(nK) + (ns > 1 ? (int64_t)%d * ns * nK : 0));\n",
                        nreds * cu_cols_slot(c));
+    } else if (c->L->colp >= 0) {
+        /* the column partials: at most fzk_colp_grid's rows of rlen states
+         * a column reduction, 256-byte aligned one after the other, for
+         * rows a cs variant holds */
+        int most = 0;
+        for (int i = 0; i < c->L->nv; i++)
+            if (c->L->v[i].cs) {
+                int t = (c->L->v[i].tpr ? c->L->v[i].tpr : c->L->v[i].bs) * c->L->v[i].cap;
+                most = t > most ? t : most;
+            }
+        Buf r = {0};
+        buf_puts(&r, "(int64_t)1");
+        for (int g = 0; g < c->ng; g++)
+            if (c->gred[g]) {
+                buf_puts(&r, " * ");
+                cu_span_host(c, c->gfirst[g], c->glast[g], &r);
+            }
+        buf_printf(b, "    const int64_t rlen = %s;\n", r.data);
+        buf_free(&r);
+        buf_printf(b, "    if (rlen > %d)\n        return 0;\n", most);
+        buf_puts(b, "    const int64_t np = fzk_colp_grid((int64_t)1 << 30, rlen, 1, (int)FZK_COLP_STATES);\n");
+        buf_puts(b, "    size_t at = 0;\n");
+        const KCtx *cc = &c->L->colan;
+        for (int i = 0; i < cc->k->nvalues; i++)
+            if (cu_is_side_red(cc, cc->k->values[i]))
+                buf_printf(b, "    at += ((size_t)np * (size_t)rlen * %d + 255) / 256 * 256;\n",
+                           cu_red_state_bytes(cc->k->values[i]));
+        buf_puts(b, "    return at;\n");
     } else
         buf_puts(b, "    return 0;\n");
     buf_puts(b, "}\n");
@@ -717,6 +745,15 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             int gr = v[i].cl > 1 ? 1 : rpb_of(&v[i]);
             buf_printf(b, "        blocks = fzk_row_grid(blocks, rlen * %d, %s, sm_count, %d);\n", gr * ebytes,
                        bs, v[i].cl);
+            if (v[i].cs) {
+                /* one wave: the blocks the multiprocessors hold at once */
+                buf_printf(b, "        int cres = 0;\n"
+                              "        const fusert_status cst = FZK_BLOCKS_PER_SM(%d, %s, %s, &cres);\n"
+                              "        if (cst != FUSERT_SUCCESS)\n            return cst;\n",
+                           base + i, v[i].name, bs);
+                buf_puts(b, "        blocks = fzk_colp_grid(blocks, rlen, sm_count, cres);\n"
+                            "        *colp_np = (int)blocks; /* its partial rows */\n");
+            }
         } else {
             /* a row reduction, a warp a row: at most 256 blocks a
              * multiprocessor, the grid these kernels are measured with
@@ -739,11 +776,16 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     int scalar = k->kind == KK_REDUCE && k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c);
     int mid = c->L->mid;
+    const int colp = c->L->colp >= 0, colp_of = c->L->colp_of >= 0;
     launch_scratch(c, b);
     buf_printf(b,
                "static fusert_status %s_launch(void *const *bufs, const double *scalars, const int64_t *dims,\n"
-               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream)\n{\n",
-               k->name);
+               "        void *scratch, void *zscratch, int sm_count, fusert_stream stream%s)\n{\n",
+               k->name, c->L->colp_sig ? ", int *colp_np" : c->L->colp_of_sig ? ", int colp_np, const void *colp_part" : "");
+    if (c->L->colp_sig && !colp)
+        buf_puts(b, "    *colp_np = 0; /* no variant leaves column partials */\n");
+    if (c->L->colp_of_sig && !colp_of)
+        buf_puts(b, "    (void)colp_np; /* the row kernel leaves no column partials */\n    (void)colp_part;\n");
     Buf decl = {0}, args = {0};
     cu_host_common_args(c, &decl, &args);
     buf_puts(b, decl.data);
@@ -751,6 +793,30 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
     host_group_sizes(c, b);
     for (int g = 0; g < c->ng; g++)
         buf_printf(&args, ", (void *)&m%d, (void *)&s%d", g, g);
+    if (colp) {
+        /* the column partials of the cs variants go to the scratch; the
+         * partial rows they leave go to the column kernel (0: none) */
+        buf_puts(b, "    unsigned char *cpart = (unsigned char *)scratch;\n    *colp_np = 0;\n");
+        buf_puts(&args, ", (void *)&cpart");
+    }
+    if (colp_of) {
+        /* the row kernel left its column partials: combine them */
+        const Variant *cv = &v[nv - 1];
+        buf_puts(b, "    if (colp_np > 0) {\n");
+        buf_puts(b, "        const unsigned char *cpart = (const unsigned char *)colp_part;\n");
+        buf_puts(b, "        int np = colp_np;\n");
+        buf_printf(b, "        void *cargs[] = {%s, (void *)&cpart, (void *)&np};\n", args.data);
+        buf_puts(b, "        const int64_t ncol = (int64_t)1");
+        int oe = 0, re = 0;
+        cu_cols_split(c, &oe, &re);
+        for (int g = re; g < c->ng; g++)
+            buf_printf(b, " * gs%d", g);
+        buf_puts(b, ";\n        if (ncol == 0)\n            return FUSERT_SUCCESS;\n");
+        buf_printf(b, "        return FUSEC_LAUNCH(%d, %s, (unsigned)((ncol + 31) / 32), 1, 1, 256, 1, 1, 0, stream, cargs);\n",
+                   base + nv - 1, cv->name);
+        buf_puts(b, "    }\n");
+        nv--;
+    }
     if (scalar || cols || mid) {
         buf_puts(b, "    unsigned char *scr = (unsigned char *)scratch;\n");
         buf_puts(b, "    unsigned char *zscr = (unsigned char *)zscratch;\n");
@@ -803,7 +869,7 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
  * - fzk_cols_ws: a sum over 9 rows of 3140081 f32 columns took 53 us
  *   with a warp a tile against 239 with 8, over 16 rows of 4194304 80
  *   against 102; over 33 rows or more 8 warps were 2-10% faster. */
-static void emit_launch_helpers(Buf *out, int any_mid)
+static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
 {
     buf_puts(out,
              "/* fzk_magic: m, s such that n / d == (umulhi(n, m) + n) >> s for n, d < 2^31\n"
@@ -967,7 +1033,33 @@ static void emit_launch_helpers(Buf *out, int any_mid)
              "static FUSEC_MAYBE_UNUSED inline int fzk_cols_ws(int64_t nO, int64_t R, int64_t tiles, int64_t sm_count)\n"
              "{\n"
              "    return R < 32 && nO * tiles * 32 >= sm_count * 2048 ? 1 : 8;\n"
-             "}\n"
+             "}\n");
+    /* the column partials' grid, in modules with a row kernel that leaves them */
+    if (any_colp)
+        buf_puts(out,
+             "/* fzk_colp_grid: the grid of a row kernel that leaves column partials,\n"
+             " * from its row grid n: one wave, the `resident` blocks a multiprocessor\n"
+             " * holds at once (where the runtime cannot say, 0: blocks that keep\n"
+             " * FZK_COLP_SM_STATES columns' states, or one row's), each taking rows\n"
+             " * in turn; a block's partial row of each column reduction is written\n"
+             " * once and read once more, so a launch keeps at most FZK_COLP_STATES */\n"
+             "#ifndef FZK_COLP_SM_STATES\n"
+             "#define FZK_COLP_SM_STATES 8192\n"
+             "#endif\n"
+             "#ifndef FZK_COLP_STATES\n"
+             "#define FZK_COLP_STATES 2097152\n"
+             "#endif\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_colp_grid(int64_t n, int64_t rlen, int64_t sm_count, int resident)\n"
+             "{\n"
+             "    const int64_t w = rlen < 1 ? 1 : rlen; /* rows of no element: no state */\n"
+             "    const int64_t per = resident > 0 ? resident : w < FZK_COLP_SM_STATES ? FZK_COLP_SM_STATES / w : 1;\n"
+             "    const int64_t most = w < FZK_COLP_STATES ? FZK_COLP_STATES / w : 1;\n"
+             "    int64_t cap = (sm_count < 1 ? 1 : sm_count) * per;\n"
+             "    if (cap > most)\n"
+             "        cap = most;\n"
+             "    return n < cap ? n : cap;\n"
+             "}\n");
+    buf_puts(out,
              "/* fzk_rows_lanes: the lanes that add a row's nt partial states in the\n"
              " * second launch of a column reduction with row reductions beside it:\n"
              " * a power of two up to 32 with about 8 tiles a lane, past 256 tiles\n"
@@ -1035,10 +1127,12 @@ static void emit_launch_helpers(Buf *out, int any_mid)
 void emit_cuda_launchers(Buf *out, Plan **plans, int nplans, const EmitOptions *o)
 {
     const CudaModule *m = cu_module(plans, nplans, o);
-    int any_mid = 0;
-    for (int i = 0; i < m->nkern; i++)
+    int any_mid = 0, any_colp = 0;
+    for (int i = 0; i < m->nkern; i++) {
         any_mid |= m->kern[i].mid;
-    emit_launch_helpers(out, any_mid);
+        any_colp |= m->kern[i].colp >= 0;
+    }
+    emit_launch_helpers(out, any_mid, any_colp);
     for (int i = 0; i < m->nkern; i++) {
         const Lowering *L = &m->kern[i];
         KCtx c;

@@ -29,22 +29,32 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     Buf ps = {0}, as = {0};
     int scalar = c->k->kind == KK_REDUCE && c->k->layout == RL_SCALAR;
     int cols = cu_is_cols_scheme(c) || c->L->mid;
+    /* a row kernel with column partials: every variant takes cpart (the
+     * launch's arguments are the same), the register body reads it */
+    const int colp = c->L->colp >= 0;
     cu_body_params(c, &ps, scalar ? ", unsigned char *scratch, unsigned char *zscratch"
-                                 : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit" : NULL);
+                                 : cols ? ", unsigned char *scratch, unsigned char *zscratch, int nsplit"
+                                 : colp ? ", unsigned char *cpart" : NULL);
     cu_body_args(c, &as, scalar ? ", scratch, zscratch" : cols ? ", scratch, zscratch, nsplit" : NULL);
+    Buf asc = {0};
+    cu_body_args(c, &asc, colp ? ", cpart" : NULL);
+    /* the column kernel's _colp: the row kernel's partials and their rows */
+    Buf psp = {0}, asp = {0};
+    cu_body_params(c, &psp, ", const unsigned char *cpart, int np");
+    cu_body_args(c, &asp, ", cpart, np");
     /* the middle-axes kernels' `_warp` takes their arguments, its row body
      * not the scratch */
     Buf asr = {0};
     cu_body_args(c, &asr, NULL);
     /* the windowed looped kernels take one more: wrev (cu_emit_row_body) */
     Buf psw = {0}, asw = {0};
-    cu_body_params(c, &psw, ", int wrev");
+    cu_body_params(c, &psw, colp ? ", unsigned char *cpart, int wrev" : ", int wrev");
     cu_body_args(c, &asw, ", wrev");
     int guard = c->o && c->o->target == TARGET_NVRTC;
     for (int i = 0; i < nv; i++) {
         const char *I = v[i].i64 ? "long long" : "int";
         int wl = is_wloop(&v[i]);
-        const char *pd = wl ? psw.data : ps.data;
+        const char *pd = wl ? psw.data : v[i].kind == VK_COLP ? psp.data : ps.data;
         if (guard)
             emit_line(&c->w, "#if !defined(FUSERT_KERNEL) || FUSERT_KERNEL == %d", base + i);
         if (v[i].kind == VK_ROW_C && v[i].sm)
@@ -91,9 +101,11 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             if (c->window)
                 ne += snprintf(extra + ne, sizeof extra - (size_t)ne, ", %s", v[i].sh ? "true" : "false");
             if (c->cluster)
-                snprintf(extra + ne, sizeof extra - (size_t)ne, ", %d", v[i].cl);
+                ne += snprintf(extra + ne, sizeof extra - (size_t)ne, ", %d", v[i].cl);
+            if (colp)
+                snprintf(extra + ne, sizeof extra - (size_t)ne, ", %s", v[i].cs ? "true" : "false");
             emit_line(&c->w, "    %s_rc_body<%s, %d, %d, %d, %d%s>(%s);", c->k->name, I, v[i].tpr, v[i].cap, v[i].bs, v[i].vw,
-                      extra, as.data);
+                      extra, asc.data);
             break;
         }
         case VK_ROW_L:
@@ -110,6 +122,7 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
             break;
         case VK_MID: emit_line(&c->w, "    %s_mid_body<%s, %d>(%s);", c->k->name, I, v[i].vw, as.data); break;
         case VK_COLS_ROWS: emit_line(&c->w, "    %s_rows_body<%s>(%s);", c->k->name, I, as.data); break;
+        case VK_COLP: emit_line(&c->w, "    %s_colp_body<%s>(%s);", c->k->name, I, asp.data); break;
         }
         emit_line(&c->w, "}");
         if (guard)
@@ -120,6 +133,9 @@ static void emit_wrappers(KCtx *c, const Variant *v, int nv, int base)
     buf_free(&asr);
     buf_free(&psw);
     buf_free(&asw);
+    buf_free(&asc);
+    buf_free(&psp);
+    buf_free(&asp);
 }
 
 /* cu_emit_row_body for a body whose rows are a block each (the shared-memory
@@ -143,7 +159,17 @@ static void emit_row_bodies(KCtx *c, int *dyn_smem)
     c->subwarp = L->subwarp;
     c->window = L->window;
     c->cluster = L->cluster;
-    if (L->cached)
+    if (L->cached && L->colp >= 0) {
+        /* the register body from the kernel with its partner's column
+         * reductions (Lowering.colk): its CS variants fold them */
+        KCtx cc;
+        cu_kctx_begin_an(&cc, L, &L->colan, c->o, c->w.out);
+        cc.subwarp = L->subwarp;
+        cc.window = L->window;
+        cc.cluster = L->cluster;
+        cu_emit_cached_row_body(&cc);
+        cu_kctx_end(&cc);
+    } else if (L->cached)
         cu_emit_cached_row_body(c);
     if (L->smem && !*dyn_smem) {
         buf_puts(c->w.out, "/* Dynamic shared memory (a launch's shared bytes), 16-byte aligned; the\n"
@@ -195,6 +221,8 @@ static void emit_kernel(const Lowering *L, const EmitOptions *o, Buf *out, int *
         emit_row_bodies(&c, dyn_smem);
     if (L->mid)
         cu_emit_mid_body(&c);
+    if (L->colp_of >= 0)
+        cu_emit_colp_body(&c);
     emit_wrappers(&c, L->v, L->nv, L->kindex);
     cu_kctx_end(&c);
 }

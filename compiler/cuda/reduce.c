@@ -779,6 +779,87 @@ void cu_emit_cols_body(KCtx *c)
         c->reduced_val[i] = NULL;
 }
 
+/* The column kernel's _colp variant: the column partials its row kernel
+ * left (Lowering.colp, row_colp_states), np partial rows of nI states a
+ * reduction, combined in row order: a block of 8 warps a tile of 32
+ * columns, warp w the partial rows w, w + 8, ..., then warp 0 the 8
+ * warps' states of its column in order; it finishes them (a mean divides
+ * by the R rows) and writes the outputs.  The order depends on np alone. */
+void cu_emit_colp_body(KCtx *c)
+{
+    const Kernel *k = c->k;
+    int oe = 0, re = 0;
+    cu_cols_split(c, &oe, &re);
+    if (oe != 0)
+        ICE("column partials of a kernel with outer kept dims");
+    int ig[IR_MAX_RANK] = {0}, ni = 0;
+    Buf r = {0}, b = {0};
+    buf_puts(&r, "(I)1");
+    buf_puts(&b, "(I)1");
+    for (int g = 0; g < c->ng; g++) {
+        if (g < re)
+            buf_printf(&r, " * gs%d", g);
+        else {
+            ig[ni++] = g;
+            buf_printf(&b, " * gs%d", g);
+        }
+    }
+    open_body(c, "class I", "_colp_body", ", const unsigned char *cpart, int np", 1);
+    emit_line(&c->w, "const I R = %s; /* reduced: the rows */", r.data);
+    emit_line(&c->w, "const I nI = %s; /* inner kept: the columns */", b.data);
+    emit_line(&c->w, "(void)R;");
+    buf_free(&r);
+    buf_free(&b);
+    const IrNode *reds[64];
+    int nreds = collect_reductions(c, reds, RED_TYPES);
+    emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
+    emit_line(&c->w, "const unsigned char *cp = cpart;");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "__shared__ R%d::S sh%d[8][32];", id, id);
+        emit_line(&c->w, "const R%d::S *const cp%d = (const R%d::S *)cp;", id, id, id);
+        emit_line(&c->w, "cp += ((size_t)np * (size_t)nI * sizeof(R%d::S) + 255) / 256 * 256;", id);
+    }
+    emit_line(&c->w, "(void)cp;");
+    emit_line(&c->w, "for (I t = blockIdx.x; t * 32 < nI; t += gridDim.x) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I col = t * 32 + tx;");
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "{");
+        emit_line(&c->w, "    R%d::S a%d = R%d::init();", id, id, id);
+        emit_line(&c->w, "    if (col < nI) {");
+        emit_line(&c->w, "        #pragma unroll 4");
+        emit_line(&c->w, "        for (int z = ty; z < np; z += 8)");
+        emit_line(&c->w, "            a%d = R%d::comb(a%d, cp%d[(I)z * nI + col]);", id, id, id, id);
+        emit_line(&c->w, "    }");
+        emit_line(&c->w, "    sh%d[ty][tx] = a%d;", id, id);
+        emit_line(&c->w, "}");
+    }
+    emit_line(&c->w, "__syncthreads();");
+    emit_line(&c->w, "if (ty == 0 && col < nI) {");
+    cu_open_scope(c);
+    for (int i = 0; i < nreds; i++) {
+        int id = reds[i]->id;
+        emit_line(&c->w, "R%d::S a%d = sh%d[0][tx];", id, id, id);
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "for (int q = 1; q < 8; q++)");
+        emit_line(&c->w, "    a%d = R%d::comb(a%d, sh%d[q][tx]);", id, id, id, id);
+    }
+    cu_decompose_list(c, "col", ig, ni);
+    for (int i = 0; i < nreds; i++)
+        cu_finish_reduction(c, reds[i], "", "R");
+    for (int i = 0; i < k->noutputs; i++)
+        if (!cu_out_is_elem(c, i))
+            cu_emit_store(c, i, "I");
+    cu_close_scope(c);
+    emit_line(&c->w, "__syncthreads(); /* sh is reused by the next tile */");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    for (int i = 0; i < k->nvalues; i++)
+        c->reduced_val[i] = NULL;
+}
+
 /* The second launch of a column kernel with side reductions: L lanes a
  * row (a power of two up to 32, or the block's 256 threads, about one lane
  * per 8 tiles) add the row's partial states of the nt column tiles, which

@@ -672,8 +672,22 @@ void cu_round_elem(KCtx *c, void *vctx)
         fold_elem(c, rc->reds[i], acc, "r", rc->lse_sweep);
     }
     for (int i = 0; i < rc->nside; i++) {
-        snprintf(acc, sizeof acc, "s%d", rc->side[i]->id);
-        fold_elem(c, rc->side[i], acc, rc->sidx, 0);
+        const IrNode *n = rc->side[i];
+        if (c->k->kind == KK_ROW) {
+            /* a row kernel's column partials: the state of the lane's
+             * column k in registers (row_colp_states), CS variants only */
+            int8_t m[IR_MAX_RANK];
+            cu_space_map(c, n->in[0].node, m);
+            const char *v = cu_emit_value(c, n->in[0].node, m);
+            Buf e = {0};
+            cu_red_elem(n, v, &e);
+            emit_line(&c->w, "if (CS)");
+            emit_line(&c->w, "    cs%d[k] = R%d::upd(cs%d[k], %s, (long long)r);", n->id, n->id, n->id, e.data);
+            buf_free(&e);
+            continue;
+        }
+        snprintf(acc, sizeof acc, "s%d", n->id);
+        fold_elem(c, n, acc, rc->sidx, 0);
     }
     for (int i = 0; i < c->k->noutputs; i++)
         if (row_pass_stores(c, rc, i))
@@ -764,6 +778,14 @@ static void row_cache_rewrite(KCtx *c, int from)
             cu_out_map_of(c, o, m);
             covers = !reaches_x(c, c->k->outputs[o], m, x, e, c->inst[i].map, seen);
         }
+        /* the column partials fold in the output pass too */
+        for (int v = 0; v < c->k->nvalues && covers; v++)
+            if (cu_is_side_red(c, c->k->values[v])) {
+                const IrNode *op = c->k->values[v]->in[0].node;
+                int8_t m[IR_MAX_RANK];
+                cu_space_map(c, op, m);
+                covers = !reaches_x(c, op, m, x, e, c->inst[i].map, seen);
+            }
         if (!covers)
             continue;
         Buf st = {0};
@@ -943,17 +965,22 @@ static void row_rounds(KCtx *c, int cached)
     const Kernel *k = c->k;
     /* reductions in dependency rounds */
     const int maxl = cu_red_rounds(c);
-    const IrNode *reds[64];
-    /* is there an output pass after the last round? */
-    int has_elem_final = 0;
+    const IrNode *reds[64], *side[64];
+    int nside = 0;
+    for (int i = 0; i < k->nvalues && cached && !c->smem; i++)
+        if (cu_is_side_red(c, k->values[i]) && nside < 64)
+            side[nside++] = k->values[i];
+    /* is there an output pass after the last round? (the column partials
+     * fold in it) */
+    int has_elem_final = nside > 0;
     for (int i = 0; i < k->noutputs; i++)
         has_elem_final |= cu_out_row_pass(c, i, maxl);
     c->xc_e = NULL;
     for (int L = 1; L <= maxl; L++) {
         RoundCtx rc = {reds, 0, L == 1, 0, cached && L == maxl && has_elem_final, L % 2 == 0, NULL, 0, NULL, 0};
         for (int i = 0; i < k->nvalues; i++)
-            if (op_info[k->values[i]->op].cls == OPC_REDUCE && cu_red_level(c, k->values[i], 1) + 1 == L &&
-                rc.nreds < 64)
+            if (op_info[k->values[i]->op].cls == OPC_REDUCE && !cu_is_side_red(c, k->values[i]) &&
+                cu_red_level(c, k->values[i], 1) + 1 == L && rc.nreds < 64)
                 reds[rc.nreds++] = k->values[i];
         emit_line(&c->w, "/* round %d: %d reduction(s) over the row */", L, rc.nreds);
         for (int i = 0; i < rc.nreds; i++) {
@@ -999,9 +1026,14 @@ static void row_rounds(KCtx *c, int cached)
             cu_out_map_of(c, i, m);
             cu_hoist(c, k->outputs[i], m);
         }
+    for (int i = 0; i < nside; i++) {
+        int8_t m[IR_MAX_RANK];
+        cu_space_map(c, side[i]->in[0].node, m);
+        cu_hoist(c, side[i]->in[0].node, m);
+    }
     if (has_elem_final) {
-        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0, NULL, 0, NULL, 0};
-        emit_line(&c->w, "/* write the row */");
+        RoundCtx rc = {reds, 0, maxl == 0, 1, 0, (maxl + 1) % 2 == 0, side, nside, "r", 0};
+        emit_line(&c->w, nside ? "/* write the row, fold its columns */" : "/* write the row */");
         row_elem_loop(c, cached, cu_round_elem, &rc);
     }
     int has_row_out = 0;
@@ -1017,6 +1049,60 @@ static void row_rounds(KCtx *c, int cached)
         cu_close_scope(c);
     }
 }
+/* A row kernel's column partials (Lowering.colp), in the register body
+ * of a CS variant: a block a row at a time, so each lane keeps the same
+ * columns from row to row (whole aligned vectors, not windowed), and
+ * folds the column reductions' elements of its rows into a state a column
+ * and reduction, cs<id>[k] for its row cache slot k.  !flush: the states,
+ * before the first row.  flush: after the block's last row, the block's
+ * partial row z = blockIdx.x of each reduction to cpart: gridDim.x rows of
+ * R states, one reduction's after another's, each 256-byte aligned; the
+ * column kernel's _colp variant combines them in block order. */
+static void row_colp_states(KCtx *c, int flush)
+{
+    const Kernel *k = c->k;
+    if (!flush) {
+        emit_line(&c->w, "/* column partials: the lane's columns' states of the block's rows */");
+        for (int i = 0; i < k->nvalues; i++)
+            if (cu_is_side_red(c, k->values[i])) {
+                int id = k->values[i]->id;
+                emit_line(&c->w, "R%d::S cs%d[CAP];", id, id);
+                emit_line(&c->w, "#pragma unroll");
+                emit_line(&c->w, "for (int q = 0; q < CAP; q++)");
+                emit_line(&c->w, "    cs%d[q] = R%d::init();", id, id);
+            }
+        return;
+    }
+    emit_line(&c->w, "if (CS) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "/* the block's partial row of each column reduction */");
+    emit_line(&c->w, "unsigned char *cp = cpart;");
+    for (int i = 0; i < k->nvalues; i++)
+        if (cu_is_side_red(c, k->values[i])) {
+            int id = k->values[i]->id;
+            emit_line(&c->w, "R%d::S *const cp%d = (R%d::S *)cp + (I)blockIdx.x * R;", id, id, id);
+            emit_line(&c->w, "cp += ((size_t)gridDim.x * (size_t)R * sizeof(R%d::S) + 255) / 256 * 256;", id);
+        }
+    emit_line(&c->w, "(void)cp;");
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I rb = ((I)kk * vstep + vlane) * V;");
+    emit_line(&c->w, "if (rb < R) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    for (int i = 0; i < k->nvalues; i++)
+        if (cu_is_side_red(c, k->values[i])) {
+            int id = k->values[i]->id;
+            emit_line(&c->w, "    cp%d[rb + j] = cs%d[kk * V + j];", id, id);
+        }
+    emit_line(&c->w, "}");
+    cu_close_scope(c);
+    cu_close_scope(c);
+    cu_close_scope(c);
+}
+
 /* The row scheme.  A "row" is one point of the kept groups (flat index
  * `row`), its elements the points of the reduced groups (flat index r).
  * TPR threads own a row: lane l takes elements l, l + TPR, ... (looped) or
@@ -1028,15 +1114,19 @@ void cu_emit_row_body(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
     Buf ps = {0};
+    /* the register body of a row kernel with column partials
+     * (Lowering.colp): CS, whether the variant folds them, and cpart,
+     * where they go */
+    const int colp = cached && !c->smem && k->kind == KK_ROW && k->side_axes;
     /* wrev: the windowed looped body reads every second pass from the
      * row's end (row_elem_loop_vec) */
-    cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : NULL);
+    cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : colp ? ", unsigned char *cpart" : NULL);
     cu_reset_point(c);
     if (cached && c->smem)
         emit_line(&c->w, "template <class I, int BS, int V%s>", c->window ? ", bool SH" : "");
     else if (cached)
-        emit_line(&c->w, "template <class I, int TPRC, int CAP, int BS, int V%s%s>", c->window ? ", bool SH" : "",
-                  c->cluster ? ", int CL" : "");
+        emit_line(&c->w, "template <class I, int TPRC, int CAP, int BS, int V%s%s%s>", c->window ? ", bool SH" : "",
+                  c->cluster ? ", int CL" : "", colp ? ", bool CS" : "");
     else if (c->loopwin)
         emit_line(&c->w, "template <class I, int TPRC, int BS, int V>");
     else if (c->loopvec)
@@ -1123,6 +1213,8 @@ void cu_emit_row_body(KCtx *c, int cached)
             emit_line(&c->w, "typedef %s R%d;", t.data, k->values[i]->id);
             buf_free(&t);
         }
+    if (colp)
+        row_colp_states(c, 0);
     if (cached && c->subwarp) {
         /* Several rows share a warp: the warp runs while its first row
          * exists, so every lane reaches the same shuffles; a lane past the
@@ -1151,6 +1243,8 @@ void cu_emit_row_body(KCtx *c, int cached)
     cu_close_scope(c);
     if (cached && c->cluster)
         emit_line(&c->w, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");
+    if (colp)
+        row_colp_states(c, 1);
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;

@@ -263,6 +263,7 @@ static void add_variant(const Kernel *k, Variant *v, int *n, VariantKind kind, i
     x->ws = 0;
     x->nr = 0;
     x->mb = 0;
+    x->cs = 0;
     snprintf(x->name, sizeof x->name, "%s%s", k->name, suffix);
 }
 
@@ -1247,6 +1248,102 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     }
 }
 
+/* Column partials (fuse_colp_partner): row kernel L folds the column
+ * reductions of column kernel Q (module indices a, b) in its cached
+ * variants that hold a row a block (or a block's width of it, tpr ==
+ * bs), a row whole aligned vectors (not windowed: a windowed lane's
+ * columns move with each row's offset), without a cluster, and keep at
+ * most COLP_MAX_WORDS state words a thread; Q takes a _colp variant that
+ * combines them.  None such: no partials. */
+static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
+{
+    const Kernel *k = L->an.k, *q = Q->an.k;
+    /* Q's values that are not L's, less their epilogue (what is
+     * computed from Q's reductions), merged into L's in IR order */
+    IrNode **vals = malloc(sizeof(IrNode *) * (size_t)(k->nvalues + q->nvalues + 1));
+    unsigned char *after = calloc((size_t)f->nnodes + 1, 1);
+    if (!vals || !after)
+        fatal_oom();
+    int n = 0, words = 0, nred = 0;
+    for (int v = 0; v < q->nvalues; v++) {
+        const IrNode *x = q->values[v];
+        for (int u = 0; u < x->nin; u++)
+            after[x->id] |= after[x->in[u].node->id];
+        if (op_info[x->op].cls == OPC_REDUCE) {
+            after[x->id] = 1;
+            nred++;
+            words += (cu_red_state_bytes(x) + 3) / 4;
+        }
+    }
+    int ki = 0, qi = 0;
+    while (ki < k->nvalues || qi < q->nvalues) {
+        IrNode *x = qi < q->nvalues ? q->values[qi] : NULL;
+        if (x && (cu_value_index(&L->an, x) >= 0 || (after[x->id] && op_info[x->op].cls != OPC_REDUCE))) {
+            qi++;
+            continue;
+        }
+        if (ki < k->nvalues && (!x || k->values[ki]->id < x->id))
+            vals[n++] = k->values[ki++];
+        else {
+            vals[n++] = x;
+            qi++;
+        }
+    }
+    free(after);
+    /* a fixed-width register variant whose columns' states would not fit
+     * (a static row: 4096 f32 take 128 threads of 32) takes twice the
+     * threads for half the elements each, up to 1024 threads */
+    int wide[MAX_VARIANTS] = {0};
+    for (int i = 0; i < L->nv; i++) {
+        Variant *v = &L->v[i];
+        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || v->sh || !v->tpr || v->tpr != v->bs)
+            continue;
+        wide[i] = 1;
+        int tpr = v->tpr, cap = v->cap;
+        while (cap * words > COLP_MAX_WORDS && tpr * 2 <= 1024 && cap > v->vw) {
+            tpr *= 2;
+            cap = ((cap + 1) / 2 + v->vw - 1) / v->vw * v->vw;
+        }
+        if (cap * words > COLP_MAX_WORDS)
+            wide[i] = 0;
+        else if (tpr != v->tpr) {
+            v->tpr = v->bs = tpr;
+            v->cap = cap;
+            v->mb = 0;
+        }
+    }
+    int any = 0;
+    for (int i = 0; i < L->nv; i++) {
+        const Variant *v = &L->v[i];
+        any |= v->kind == VK_ROW_C && !v->sm && v->cl == 1 && !v->sh && (v->tpr == 0 || wide[i]) &&
+               v->cap * words <= COLP_MAX_WORDS;
+    }
+    if (!any || nred == 0 || Q->nv >= MAX_VARIANTS) {
+        free(vals);
+        return;
+    }
+    for (int i = 0; i < L->nv; i++) {
+        Variant *v = &L->v[i];
+        v->cs = v->kind == VK_ROW_C && !v->sm && v->cl == 1 && !v->sh && (v->tpr == 0 || wide[i]) &&
+                v->cap * words <= COLP_MAX_WORDS;
+        /* a fixed-width one asks for the blocks that leave it 128
+         * registers: with the block size alone ptxas gave LayerNorm
+         * backward's _r1024 56 and a 4-byte spill (64 with 4 blocks of 128,
+         * no spill); with 8 blocks its static row of 768 spilled 12 bytes */
+        if (v->cs && v->tpr && !v->mb)
+            v->mb = v->bs >= 512 ? 1 : 512 / v->bs;
+    }
+    L->colk = *k;
+    L->colk.values = vals;
+    L->colk.nvalues = n;
+    L->colk.side_axes = q->reduce_axes;
+    cu_kctx_init(&L->colan, f, &L->colk);
+    L->colp = b;
+    L->ncs = nred;
+    Q->colp_of = a;
+    add_variant(q, Q->v, &Q->nv, VK_COLP, 1, 0, 0, 256, "_colp");
+}
+
 CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce)
 {
     CudaModule *m = calloc(1, sizeof *m);
@@ -1265,10 +1362,26 @@ CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce)
         for (int ki = 0; ki < plans[p]->nkernels; ki++, i++) {
             Lowering *L = &m->kern[i];
             lower_kernel(L, plans[p]->fn, &plans[p]->kernels[ki], atomic_reduce);
-            L->kindex = m->nglobal;
-            m->nglobal += L->nv;
+            L->colp = L->colp_of = -1;
             m->any_atomic |= L->combine == COMBINE_ATOMIC;
         }
+    i = 0;
+    for (int p = 0; p < nplans; p++) {
+        for (int ki = 0; ki < plans[p]->nkernels; ki++) {
+            int j = fuse_colp_partner(plans[p], ki);
+            if (j >= 0) {
+                m->kern[i + ki].colp_sig = 1;
+                m->kern[i + j].colp_of_sig = 1;
+            }
+            if (j >= 0)
+                lower_colp(&m->kern[i + ki], &m->kern[i + j], i + ki, i + j, plans[p]->fn);
+        }
+        i += plans[p]->nkernels;
+    }
+    for (i = 0; i < m->nkern; i++) {
+        m->kern[i].kindex = m->nglobal;
+        m->nglobal += m->kern[i].nv;
+    }
     return m;
 }
 
@@ -1276,8 +1389,13 @@ void emit_cuda_module_free(CudaModule *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->nkern; i++)
+    for (int i = 0; i < m->nkern; i++) {
         cu_kctx_free(&m->kern[i].an);
+        if (m->kern[i].colp >= 0) {
+            cu_kctx_free(&m->kern[i].colan);
+            free(m->kern[i].colk.values);
+        }
+    }
     free(m->kern);
     free(m);
 }
