@@ -73,6 +73,8 @@ class Fn:
         self.srng = random.Random("softmax " + name)
         # and for a row statistic applied back to an input (row_norm)
         self.nrng = random.Random("rownorm " + name)
+        # and for a normalisation's backward pass (backward)
+        self.brng = random.Random("backward " + name)
 
     def fresh(self):
         self.n += 1
@@ -150,6 +152,8 @@ class Fn:
             self.online_softmax(a)
         elif len(a[2]) >= 1 and self.nrng.random() < 0.25:
             self.row_norm()
+        elif len(a[2]) >= 2 and self.brng.random() < 0.2:
+            self.backward()
         elif a[2]:  # reduction
             rank = len(a[2])
             op = self.rng.choice(REDUCE)
@@ -211,6 +215,35 @@ class Fn:
         s = self.add("%s(%s, axis=-1, keepdims=true)" % (op, arg), x[1], shp, False)
         form = self.nrng.choice(["%s - %s", "%s * %s", "%s / (abs(%s) + 1)"])
         self.add(form % (x[0], s[0]), x[1], x[2], False)
+
+    def backward(self):
+        """A normalisation's backward pass over an input x's last axis: the
+        row statistics, an element result that needs them in several rounds
+        (dx), and reductions over all the leading axes of values built from
+        them (dgamma, dbeta): a row-persistent kernel and a column kernel
+        whose reductions it folds as column partials."""
+        ins = [v for v in self.vals if v[0].startswith("x") and len(v[2]) >= 2]
+        if not ins:
+            return
+        x = self.brng.choice(ins)
+        same = [v for v in self.vals if v[2] == x[2] and v is not x]
+        dy = self.brng.choice(same) if same and self.brng.random() < 0.7 else x
+        rank = len(x[2])
+        sh = x[2][:-1] + ["1"]
+        m = self.add("mean(%s, axis=-1, keepdims=true)" % x[0], x[1], sh, False)
+        xc = self.add("%s - %s" % (x[0], m[0]), x[1], x[2], False)
+        r = self.add("rsqrt(mean(%s * %s, axis=-1, keepdims=true) + 1)" % (xc[0], xc[0]), x[1], sh, True)
+        h = self.add("%s * %s" % (xc[0], r[0]), x[1], x[2], False)
+        g = self.add("%s * %s" % (self.bounded(dy), self.bounded(h)), promote(dy[1], x[1], dy[2], x[2]), x[2], True)
+        c = self.add("mean(%s, axis=-1, keepdims=true)" % g[0], g[1], sh, True)
+        self.add("(%s - %s * %s) * %s" % (self.bounded(dy), self.bounded(h), c[0], r[0]), g[1], x[2], False)
+        lead = list(range(rank - 1))
+        ax = ", axis=%d" % lead[0] if len(lead) == 1 else ", axis=(%s)" % ", ".join(str(i) for i in lead)
+        cols = [d for i, d in enumerate(x[2]) if i == rank - 1]
+        for _ in range(self.brng.randint(1, 2)):
+            op = self.brng.choice(["sum", "mean", "max", "min"])
+            arg = self.brng.choice([g, dy])
+            self.add("%s(%s%s)" % (op, self.bounded(arg), ax), arg[1], cols, False)
 
     def cross(self, a, nkept, rows, keep):
         """Beside a reduction of a over its inner axes (the rows), one over
