@@ -1061,28 +1061,28 @@ static void row_rounds(KCtx *c, int cached)
 static void row_colp_states(KCtx *c, int flush)
 {
     const Kernel *k = c->k;
+    int ids[64], n = 0;
+    for (int i = 0; i < k->nvalues && n < 64; i++)
+        if (cu_is_side_red(c, k->values[i]))
+            ids[n++] = k->values[i]->id;
     if (!flush) {
         emit_line(&c->w, "/* column partials: the lane's columns' states of the block's rows */");
-        for (int i = 0; i < k->nvalues; i++)
-            if (cu_is_side_red(c, k->values[i])) {
-                int id = k->values[i]->id;
-                emit_line(&c->w, "R%d::S cs%d[CAP];", id, id);
-                emit_line(&c->w, "#pragma unroll");
-                emit_line(&c->w, "for (int q = 0; q < CAP; q++)");
-                emit_line(&c->w, "    cs%d[q] = R%d::init();", id, id);
-            }
+        for (int i = 0; i < n; i++) {
+            emit_line(&c->w, "R%d::S cs%d[CAP];", ids[i], ids[i]);
+            emit_line(&c->w, "#pragma unroll");
+            emit_line(&c->w, "for (int q = 0; q < CAP; q++)");
+            emit_line(&c->w, "    cs%d[q] = R%d::init();", ids[i], ids[i]);
+        }
         return;
     }
     emit_line(&c->w, "if (CS) {");
     cu_open_scope(c);
     emit_line(&c->w, "/* the block's partial row of each column reduction */");
     emit_line(&c->w, "unsigned char *cp = cpart;");
-    for (int i = 0; i < k->nvalues; i++)
-        if (cu_is_side_red(c, k->values[i])) {
-            int id = k->values[i]->id;
-            emit_line(&c->w, "R%d::S *const cp%d = (R%d::S *)cp + (I)blockIdx.x * R;", id, id, id);
-            emit_line(&c->w, "cp += ((size_t)gridDim.x * (size_t)R * sizeof(R%d::S) + 255) / 256 * 256;", id);
-        }
+    for (int i = 0; i < n; i++) {
+        emit_line(&c->w, "R%d::S *const cp%d = (R%d::S *)cp + (I)blockIdx.x * R;", ids[i], ids[i], ids[i]);
+        emit_line(&c->w, "cp += ((size_t)gridDim.x * (size_t)R * sizeof(R%d::S) + 255) / 256 * 256;", ids[i]);
+    }
     emit_line(&c->w, "(void)cp;");
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
@@ -1092,11 +1092,8 @@ static void row_colp_states(KCtx *c, int flush)
     cu_open_scope(c);
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");
-    for (int i = 0; i < k->nvalues; i++)
-        if (cu_is_side_red(c, k->values[i])) {
-            int id = k->values[i]->id;
-            emit_line(&c->w, "    cp%d[rb + j] = cs%d[kk * V + j];", id, id);
-        }
+    for (int i = 0; i < n; i++)
+        emit_line(&c->w, "    cp%d[rb + j] = cs%d[kk * V + j];", ids[i], ids[i]);
     emit_line(&c->w, "}");
     cu_close_scope(c);
     cu_close_scope(c);
