@@ -260,17 +260,20 @@ static void launch_scratch(KCtx *c, Buf *b)
                 int t = (c->L->v[i].tpr ? c->L->v[i].tpr : c->L->v[i].bs) * c->L->v[i].cap;
                 most = t > most ? t : most;
             }
-        Buf r = {0};
+        Buf r = {0}, n = {0};
         buf_puts(&r, "(int64_t)1");
-        for (int g = 0; g < c->ng; g++)
-            if (c->gred[g]) {
-                buf_puts(&r, " * ");
-                cu_span_host(c, c->gfirst[g], c->glast[g], &r);
-            }
+        buf_puts(&n, "(int64_t)1");
+        for (int g = 0; g < c->ng; g++) {
+            Buf *to = c->gred[g] ? &r : &n;
+            buf_puts(to, " * ");
+            cu_span_host(c, c->gfirst[g], c->glast[g], to);
+        }
         buf_printf(b, "    const int64_t rlen = %s;\n", r.data);
+        buf_printf(b, "    const int64_t nrows = %s; /* a block a row at most */\n", n.data);
         buf_free(&r);
+        buf_free(&n);
         buf_printf(b, "    if (rlen > %d)\n        return 0;\n", most);
-        buf_puts(b, "    const int64_t np = fzk_colp_grid((int64_t)1 << 30, rlen, 1, (int)FZK_COLP_STATES);\n");
+        buf_puts(b, "    const int64_t np = fzk_colp_grid(nrows, rlen, 1, (int)FZK_COLP_STATES);\n");
         buf_puts(b, "    size_t at = 0;\n");
         const KCtx *cc = &c->L->colan;
         for (int i = 0; i < cc->k->nvalues; i++)
