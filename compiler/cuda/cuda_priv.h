@@ -224,10 +224,10 @@ struct Lowering {
     /* column partials (fuse_colp_partner): a row kernel's partner, the
      * column kernel whose reductions its cs variants fold (module index,
      * -1 none), with colk the row kernel plus those reductions and what
-     * they read (their epilogue left out), colan its analysis, ncs the
-     * reductions; a column kernel's colp_of, the row kernel whose
-     * partials its _colp variant combines (-1 none) */
-    int colp, colp_of, ncs;
+     * they read (their epilogue left out), colan its analysis; a column
+     * kernel's colp_of, the row kernel whose partials its _colp variant
+     * combines (-1 none) */
+    int colp, colp_of;
     /* the launch stubs' partials arguments (emit_host.c passes them for
      * every pair fuse_colp_partner names, partials or not) */
     int colp_sig, colp_of_sig;

@@ -1298,6 +1298,10 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
         }
     }
     free(after);
+    if (nred == 0 || Q->nv >= MAX_VARIANTS) {
+        free(vals);
+        return;
+    }
     /* a fixed-width register variant whose columns' states would not fit
      * (a static row: 4096 f32 take 128 threads of 32) takes twice the
      * threads for half the elements each, up to 1024 threads */
@@ -1326,7 +1330,7 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
         any |= v->kind == VK_ROW_C && !v->sm && v->cl == 1 && !v->sh && (v->tpr == 0 || wide[i]) &&
                v->cap * words <= COLP_MAX_WORDS;
     }
-    if (!any || nred == 0 || Q->nv >= MAX_VARIANTS) {
+    if (!any) {
         free(vals);
         return;
     }
@@ -1347,7 +1351,6 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     L->colk.side_axes = q->reduce_axes;
     cu_kctx_init(&L->colan, f, &L->colk);
     L->colp = b;
-    L->ncs = nred;
     Q->colp_of = a;
     add_variant(q, Q->v, &Q->nv, VK_COLP, 1, 0, 0, 256, "_colp");
 }
