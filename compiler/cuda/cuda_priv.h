@@ -428,6 +428,7 @@ int cu_is_side_red(const KCtx *c, const IrNode *n);
 int cu_is_side(const KCtx *c, const IrNode *n);
 void cu_emit_cols_rows_body(KCtx *c);
 void cu_emit_colp_body(KCtx *c);
+void cu_colp_next(KCtx *c, int id, const char *rows, const char *len);
 void cu_host_side_bytes(KCtx *c, Buf *b);
 int cu_ncol_reds(const KCtx *c);
 void cu_emit_row_body(KCtx *c, int cached);

@@ -779,6 +779,14 @@ void cu_emit_cols_body(KCtx *c)
         c->reduced_val[i] = NULL;
 }
 
+/* cp past reduction id's rows of column partials: `rows` rows of `len`
+ * states, 256-byte aligned (the layout row_colp_states writes,
+ * cu_emit_colp_body reads and the row kernel's scratch holds) */
+void cu_colp_next(KCtx *c, int id, const char *rows, const char *len)
+{
+    emit_line(&c->w, "cp += ((size_t)%s * (size_t)%s * sizeof(R%d::S) + 255) / 256 * 256;", rows, len, id);
+}
+
 /* The column kernel's _colp variant: the column partials its row kernel
  * left (Lowering.colp, row_colp_states), np partial rows of nI states a
  * reduction, combined in row order: a block of 8 warps a tile of 32
@@ -818,7 +826,7 @@ void cu_emit_colp_body(KCtx *c)
         int id = reds[i]->id;
         emit_line(&c->w, "__shared__ R%d::S sh%d[8][32];", id, id);
         emit_line(&c->w, "const R%d::S *const cp%d = (const R%d::S *)cp;", id, id, id);
-        emit_line(&c->w, "cp += ((size_t)np * (size_t)nI * sizeof(R%d::S) + 255) / 256 * 256;", id);
+        cu_colp_next(c, id, "np", "nI");
     }
     emit_line(&c->w, "(void)cp;");
     emit_line(&c->w, "for (I t = blockIdx.x; t * 32 < nI; t += gridDim.x) {");

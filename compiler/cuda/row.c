@@ -639,7 +639,7 @@ static void row_cache_rewrite(KCtx *c, int from);
 /* One element folded into reduction n's state: acc = R<id>::upd(acc, the
  * element of n's operand, its index idx); upd_max or upd_sum in the two
  * sweeps of a logsumexp (RoundCtx.lse_sweep). */
-static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx, int sweep)
+static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx, int sweep, const char *guard)
 {
     int8_t m[IR_MAX_RANK];
     cu_space_map(c, n->in[0].node, m);
@@ -658,7 +658,10 @@ static void fold_elem(KCtx *c, const IrNode *n, const char *acc, const char *idx
         return;
     }
     const char *fold = !cu_red_is_lse(n) || !sweep ? "upd" : sweep == 1 ? "upd_max" : "upd_sum";
-    emit_line(&c->w, "%s = R%d::%s(%s, %s, (long long)%s);", acc, n->id, fold, acc, e.data, idx);
+    if (guard)
+        emit_line(&c->w, "if (%s)", guard);
+    emit_line(&c->w, "%s%s = R%d::%s(%s, %s, (long long)%s);", guard ? "    " : "", acc, n->id, fold, acc, e.data,
+              idx);
     buf_free(&e);
 }
 
@@ -669,25 +672,15 @@ void cu_round_elem(KCtx *c, void *vctx)
     char acc[48];
     for (int i = 0; i < rc->nreds; i++) {
         snprintf(acc, sizeof acc, "a%d%s", rc->reds[i]->id, c->accidx ? c->accidx : "");
-        fold_elem(c, rc->reds[i], acc, "r", rc->lse_sweep);
+        fold_elem(c, rc->reds[i], acc, "r", rc->lse_sweep, NULL);
     }
     for (int i = 0; i < rc->nside; i++) {
-        const IrNode *n = rc->side[i];
-        if (c->k->kind == KK_ROW) {
-            /* a row kernel's column partials: the state of the lane's
-             * column k in registers (row_colp_states), CS variants only */
-            int8_t m[IR_MAX_RANK];
-            cu_space_map(c, n->in[0].node, m);
-            const char *v = cu_emit_value(c, n->in[0].node, m);
-            Buf e = {0};
-            cu_red_elem(n, v, &e);
-            emit_line(&c->w, "if (CS)");
-            emit_line(&c->w, "    cs%d[k] = R%d::upd(cs%d[k], %s, (long long)r);", n->id, n->id, n->id, e.data);
-            buf_free(&e);
-            continue;
-        }
-        snprintf(acc, sizeof acc, "s%d", n->id);
-        fold_elem(c, n, acc, rc->sidx, 0);
+        /* a column kernel's row states; a row kernel's column partials,
+         * the state of the lane's column k in registers
+         * (row_colp_states), in CS variants only */
+        const int row = c->k->kind == KK_ROW;
+        snprintf(acc, sizeof acc, row ? "cs%d[k]" : "s%d", rc->side[i]->id);
+        fold_elem(c, rc->side[i], acc, rc->sidx, 0, row ? "CS" : NULL);
     }
     for (int i = 0; i < c->k->noutputs; i++)
         if (row_pass_stores(c, rc, i))
@@ -1081,7 +1074,7 @@ static void row_colp_states(KCtx *c, int flush)
     emit_line(&c->w, "unsigned char *cp = cpart;");
     for (int i = 0; i < n; i++) {
         emit_line(&c->w, "R%d::S *const cp%d = (R%d::S *)cp + (I)blockIdx.x * R;", ids[i], ids[i], ids[i]);
-        emit_line(&c->w, "cp += ((size_t)gridDim.x * (size_t)R * sizeof(R%d::S) + 255) / 256 * 256;", ids[i]);
+        cu_colp_next(c, ids[i], "gridDim.x", "R");
     }
     emit_line(&c->w, "(void)cp;");
     emit_line(&c->w, "#pragma unroll");
