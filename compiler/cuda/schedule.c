@@ -1203,20 +1203,12 @@ static void bound_f64(const KCtx *c, Variant *v, int nv)
 
 /* _cols_n without a bound of its own (nor f64's, bound_f64) asks for 4
  * blocks of 256 a multiprocessor, 64 registers: with the block size alone
- * ptxas gave LayerNorm backward's column sums 128.  A max or min beside
- * another reduction asks for 3 (80 registers): at 64 a mean and a min
- * spilled 32 bytes, a sum and a max 16 (sm_90). */
-static void bound_narrow_cols(const KCtx *c, Variant *v, int nv)
+ * ptxas gave LayerNorm backward's column sums 128. */
+static void bound_narrow_cols(Variant *v, int nv)
 {
-    int nred = 0, mm = 0;
-    for (int i = 0; i < c->k->nvalues; i++)
-        if (op_info[c->k->values[i]->op].cls == OPC_REDUCE) {
-            nred++;
-            mm |= c->k->values[i]->op == OP_RMAX || c->k->values[i]->op == OP_RMIN;
-        }
     for (int i = 0; i < nv; i++)
         if (v[i].nr && !v[i].mb)
-            v[i].mb = 65536 / (v[i].bs * (mm && nred > 1 ? 80 : 64));
+            v[i].mb = 65536 / (v[i].bs * 64);
 }
 
 /* Lower kernel k of f: analyse it, take its combine mode, plan its
@@ -1229,7 +1221,7 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
     L->combine = combine_of(c, L->mid, atomic_reduce, L->why, sizeof L->why);
     L->nv = plan_variants(c, L->mid, L->v);
     bound_f64(c, L->v, L->nv);
-    bound_narrow_cols(c, L->v, L->nv);
+    bound_narrow_cols(L->v, L->nv);
     L->dec = need_decompose(c);
     if (k->kind == KK_LOOP) {
         L->vw = loop_vec_width(c);
