@@ -239,6 +239,8 @@ struct Lowering {
  * times the words of a column's states): 32 registers.  Its grid
  * (fzk_colp_grid) bounds the partial rows it leaves. */
 enum { COLP_MAX_WORDS = 32 };
+/* columns a block of the _colp variant takes (cu_emit_colp_body) */
+enum { COLP_TILE = 8 };
 
 /* The lowering of a module: every kernel of every plan, in K_INDEX order. */
 struct CudaModule {

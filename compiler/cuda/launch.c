@@ -754,8 +754,14 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                               "        const fusert_status cst = FZK_BLOCKS_PER_SM(%d, %s, %s, &cres);\n"
                               "        if (cst != FUSERT_SUCCESS)\n            return cst;\n",
                            base + i, v[i].name, bs);
-                buf_puts(b, "        blocks = fzk_colp_grid(blocks, rlen, sm_count, cres);\n"
-                            "        *colp_np = (int)blocks; /* its partial rows */\n");
+                buf_puts(b, "        blocks = fzk_colp_grid(blocks, rlen, sm_count, cres);\n");
+                if (v[i].sh)
+                    /* windowed: the rows of a block a multiple of V apart,
+                     * so they share their shift */
+                    buf_printf(b, "        if (blocks < nrows)\n"
+                                  "            blocks = blocks < %d ? (nrows < %d ? nrows : %d) : blocks / %d * %d; /* a block's rows share their shift */\n",
+                               v[i].vw, v[i].vw, v[i].vw, v[i].vw, v[i].vw);
+                buf_puts(b, "        *colp_np = (int)blocks; /* its partial rows */\n");
             }
         } else {
             /* a row reduction, a warp a row: at most 256 blocks a
@@ -815,8 +821,8 @@ static void emit_launcher(KCtx *c, const Variant *v, int nv, int base, Buf *b)
         for (int g = re; g < c->ng; g++)
             buf_printf(b, " * gs%d", g);
         buf_puts(b, ";\n        if (ncol == 0)\n            return FUSERT_SUCCESS;\n");
-        buf_printf(b, "        return FUSEC_LAUNCH(%d, %s, (unsigned)((ncol + 31) / 32), 1, 1, 256, 1, 1, 0, stream, cargs);\n",
-                   base + nv - 1, cv->name);
+        buf_printf(b, "        return FUSEC_LAUNCH(%d, %s, (unsigned)((ncol + %d) / %d), 1, 1, 256, 1, 1, 0, stream, cargs);\n",
+                   base + nv - 1, cv->name, COLP_TILE - 1, COLP_TILE);
         buf_puts(b, "    }\n");
         nv--;
     }

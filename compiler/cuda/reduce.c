@@ -789,10 +789,14 @@ void cu_colp_next(KCtx *c, int id, const char *rows, const char *len)
 
 /* The column kernel's _colp variant: the column partials its row kernel
  * left (Lowering.colp, row_colp_states), np partial rows of nI states a
- * reduction, combined in row order: a block of 8 warps a tile of 32
- * columns, warp w the partial rows w, w + 8, ..., then warp 0 the 8
- * warps' states of its column in order; it finishes them (a mean divides
- * by the R rows) and writes the outputs.  The order depends on np alone. */
+ * reduction, combined in a fixed order: a block of 256 threads a tile of
+ * COLP_TILE columns, 256 / COLP_TILE slots of partial rows; slot q adds
+ * the rows q, q + 32, ... of every reduction in one loop, then the first
+ * slot the 32 slots' states in order, finishes them (a mean divides by the
+ * R rows) and writes the outputs.  The order depends on np alone.  A tile
+ * of 8 columns of 4-byte states is one 32-byte sector a row, so a warp's
+ * load takes 4 rows and the launch has a block for every 8 columns: the
+ * partials of rows of 1024 spread over 128 blocks, not 32. */
 void cu_emit_colp_body(KCtx *c)
 {
     const Kernel *k = c->k;
@@ -820,38 +824,40 @@ void cu_emit_colp_body(KCtx *c)
     buf_free(&b);
     const IrNode *reds[64];
     int nreds = collect_reductions(c, reds, RED_TYPES);
-    emit_line(&c->w, "const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;");
+    emit_line(&c->w, "const int tx = threadIdx.x %% %d, ty = threadIdx.x / %d; /* column, slot */", COLP_TILE,
+              COLP_TILE);
     emit_line(&c->w, "const unsigned char *cp = cpart;");
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        emit_line(&c->w, "__shared__ R%d::S sh%d[8][32];", id, id);
+        emit_line(&c->w, "__shared__ R%d::S sh%d[%d][%d];", id, id, 256 / COLP_TILE, COLP_TILE);
         emit_line(&c->w, "const R%d::S *const cp%d = (const R%d::S *)cp;", id, id, id);
         cu_colp_next(c, id, "np", "nI");
     }
     emit_line(&c->w, "(void)cp;");
-    emit_line(&c->w, "for (I t = blockIdx.x; t * 32 < nI; t += gridDim.x) {");
+    emit_line(&c->w, "for (I t = blockIdx.x; t * %d < nI; t += gridDim.x) {", COLP_TILE);
     cu_open_scope(c);
-    emit_line(&c->w, "const I col = t * 32 + tx;");
+    emit_line(&c->w, "const I col = t * %d + tx;", COLP_TILE);
+    for (int i = 0; i < nreds; i++)
+        emit_line(&c->w, "R%d::S a%d = R%d::init();", reds[i]->id, reds[i]->id, reds[i]->id);
+    emit_line(&c->w, "if (col < nI) {");
+    emit_line(&c->w, "    #pragma unroll 4");
+    emit_line(&c->w, "    for (int z = ty; z < np; z += %d) {", 256 / COLP_TILE);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        emit_line(&c->w, "{");
-        emit_line(&c->w, "    R%d::S a%d = R%d::init();", id, id, id);
-        emit_line(&c->w, "    if (col < nI) {");
-        emit_line(&c->w, "        #pragma unroll 4");
-        emit_line(&c->w, "        for (int z = ty; z < np; z += 8)");
-        emit_line(&c->w, "            a%d = R%d::comb(a%d, cp%d[(I)z * nI + col]);", id, id, id, id);
-        emit_line(&c->w, "    }");
-        emit_line(&c->w, "    sh%d[ty][tx] = a%d;", id, id);
-        emit_line(&c->w, "}");
+        emit_line(&c->w, "        a%d = R%d::comb(a%d, cp%d[(I)z * nI + col]);", id, id, id, id);
     }
+    emit_line(&c->w, "    }");
+    emit_line(&c->w, "}");
+    for (int i = 0; i < nreds; i++)
+        emit_line(&c->w, "sh%d[ty][tx] = a%d;", reds[i]->id, reds[i]->id);
     emit_line(&c->w, "__syncthreads();");
     emit_line(&c->w, "if (ty == 0 && col < nI) {");
     cu_open_scope(c);
     for (int i = 0; i < nreds; i++) {
         int id = reds[i]->id;
-        emit_line(&c->w, "R%d::S a%d = sh%d[0][tx];", id, id, id);
+        emit_line(&c->w, "a%d = sh%d[0][tx];", id, id);
         emit_line(&c->w, "#pragma unroll");
-        emit_line(&c->w, "for (int q = 1; q < 8; q++)");
+        emit_line(&c->w, "for (int q = 1; q < %d; q++)", 256 / COLP_TILE);
         emit_line(&c->w, "    a%d = R%d::comb(a%d, sh%d[q][tx]);", id, id, id, id);
     }
     cu_decompose_list(c, "col", ig, ni);

@@ -814,6 +814,13 @@ static void row_shift(KCtx *c)
     buf_free(&off);
 }
 
+/* Does the body fold column partials (Lowering.colp, row_colp_states):
+ * the register body of a row kernel with column reductions beside it */
+static int row_has_colp(const KCtx *c, int cached)
+{
+    return cached && !c->smem && c->k->kind == KK_ROW && c->k->side_axes;
+}
+
 /* The cached row bodies: read this lane's part of the row once into
  * registers (xc<a>[CAP]) or shared memory, whole vectors, a windowed
  * partial vector an element at a time, zeros past the row's end. */
@@ -839,6 +846,8 @@ static void row_cache_load(KCtx *c)
     }
     if (c->window) {
         row_shift(c);
+        if (row_has_colp(c, 1))
+            emit_line(&c->w, "csh = sh;");
         /* the lane's vectors vi at rb = wb + vi * V: those in [vlo, vhi)
          * lie whole in the row (32-bit tests, where rb's took four
          * instructions a vector and kept predicates across passes) */
@@ -1044,13 +1053,14 @@ static void row_rounds(KCtx *c, int cached)
 }
 /* A row kernel's column partials (Lowering.colp), in the register body
  * of a CS variant: a block a row at a time, so each lane keeps the same
- * columns from row to row (whole aligned vectors, not windowed), and
- * folds the column reductions' elements of its rows into a state a column
- * and reduction, cs<id>[k] for its row cache slot k.  !flush: the states,
+ * columns from row to row (whole aligned vectors, or windowed ones of the
+ * one shift csh that all the block's rows have), and folds the column
+ * reductions' elements of its rows into a state a column and reduction,
+ * cs<id>[k] for its row cache slot k.  !flush: the states,
  * before the first row.  flush: after the block's last row, the block's
  * partial row z = blockIdx.x of each reduction to cpart: gridDim.x rows of
  * R states, one reduction's after another's, each 256-byte aligned; the
- * column kernel's _colp variant combines them in block order. */
+ * column kernel's _colp variant combines them in a fixed order. */
 static void row_colp_states(KCtx *c, int flush)
 {
     const Kernel *k = c->k;
@@ -1066,6 +1076,8 @@ static void row_colp_states(KCtx *c, int flush)
             emit_line(&c->w, "for (int q = 0; q < CAP; q++)");
             emit_line(&c->w, "    cs%d[q] = R%d::init();", ids[i], ids[i]);
         }
+        if (c->window)
+            emit_line(&c->w, "int csh = 0; /* windowed: the shift of the block's rows, a grid of a multiple of V */");
         return;
     }
     emit_line(&c->w, "if (CS) {");
@@ -1080,11 +1092,15 @@ static void row_colp_states(KCtx *c, int flush)
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int kk = 0; kk < CAP / V; kk++) {");
     cu_open_scope(c);
-    emit_line(&c->w, "const I rb = ((I)kk * vstep + vlane) * V;");
+    emit_line(&c->w, "const I rb = %s((I)kk * vstep + vlane) * V;", c->window ? "(SH ? (I)-csh : (I)0) + " : "");
     emit_line(&c->w, "if (rb < R) {");
     cu_open_scope(c);
     emit_line(&c->w, "#pragma unroll");
     emit_line(&c->w, "for (int j = 0; j < V; j++) {");
+    if (c->window) {
+        emit_line(&c->w, "    if (SH && (rb + j < 0 || rb + j >= R))");
+        emit_line(&c->w, "        continue; /* outside the row: a partial first or last vector */");
+    }
     for (int i = 0; i < n; i++)
         emit_line(&c->w, "    cp%d[rb + j] = cs%d[kk * V + j];", ids[i], ids[i]);
     emit_line(&c->w, "}");
@@ -1107,7 +1123,7 @@ void cu_emit_row_body(KCtx *c, int cached)
     /* the register body of a row kernel with column partials
      * (Lowering.colp): CS, whether the variant folds them, and cpart,
      * where they go */
-    const int colp = cached && !c->smem && k->kind == KK_ROW && k->side_axes;
+    const int colp = row_has_colp(c, cached);
     /* wrev: the windowed looped body reads every second pass from the
      * row's end (row_elem_loop_vec) */
     cu_body_params(c, &ps, !cached && c->loopwin ? ", int wrev" : colp ? ", unsigned char *cpart" : NULL);

@@ -586,21 +586,35 @@ static void row_sym_offset(KCtx *c, const Access *x, Buf *off)
     c->flat = saved_flat;
 }
 
-/* The windowed row's reference: the offset of its first row-shaped output,
- * else of its first cached input (its row-shaped accesses, in
- * cu_row_shaped's order); 0 when it has none */
+/* The windowed row's reference access: its first row-shaped output, else
+ * its first cached input (in cu_row_shaped's order); 0 when it has none */
+static int row_win_ref_acc(KCtx *c, Access *x)
+{
+    char ptr[32];
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = pass ? 0 : c->nacc; a < (pass ? c->nacc : c->nacc + c->k->noutputs); a++)
+            if (cu_row_shaped(c, a, x, ptr, sizeof ptr))
+                return 1;
+    return 0;
+}
+
+/* The offset of the windowed row's reference access; 0 when it has none */
 static int row_win_ref(KCtx *c, Buf *ref)
 {
-    for (int pass = 0; pass < 2; pass++)
-        for (int a = pass ? 0 : c->nacc; a < (pass ? c->nacc : c->nacc + c->k->noutputs); a++) {
-            Access x;
-            char ptr[32];
-            if (cu_row_shaped(c, a, &x, ptr, sizeof ptr)) {
-                row_sym_offset(c, &x, ref);
-                return 1;
-            }
-        }
-    return 0;
+    Access x;
+    if (!row_win_ref_acc(c, &x))
+        return 0;
+    row_sym_offset(c, &x, ref);
+    return 1;
+}
+
+/* Is the windowed row's reference access in every group, its offset the
+ * flat index (row * R + r)?  Then rows a multiple of V apart share their
+ * shift (row_shift) */
+static int row_win_flat(KCtx *c)
+{
+    Access x;
+    return row_win_ref_acc(c, &x) && cu_acc_full(c, &x);
 }
 
 /* Is row-shaped access a (cu_row_shaped's index) at another offset than
@@ -1251,10 +1265,10 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
 /* Column partials (fuse_colp_partner): row kernel L folds the column
  * reductions of column kernel Q (module indices a, b) in its cached
  * variants that hold a row a block (or a block's width of it, tpr ==
- * bs), a row whole aligned vectors (not windowed: a windowed lane's
- * columns move with each row's offset), without a cluster, and keep at
- * most COLP_MAX_WORDS state words a thread; Q takes a _colp variant that
- * combines them.  None such: no partials. */
+ * bs) in registers, without a cluster, and keep at most COLP_MAX_WORDS
+ * state words a thread; windowed ones where the block's rows share their
+ * shift (row_win_flat: a lane's columns move with the row's offset).  Q
+ * takes a _colp variant that combines them.  None such: no partials. */
 static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
 {
     const Kernel *k = L->an.k, *q = Q->an.k;
@@ -1297,10 +1311,14 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     /* a fixed-width register variant whose columns' states would not fit
      * (a static row: 4096 f32 take 128 threads of 32) takes twice the
      * threads for half the elements each, up to 1024 threads */
+    /* windowed rows keep partials where a block's rows share their shift:
+     * the launch makes the grid a multiple of V and the shift follows the
+     * flat index (row_win_flat) */
+    const int wflat = row_win_flat(&L->an);
     int wide[MAX_VARIANTS] = {0};
     for (int i = 0; i < L->nv; i++) {
         Variant *v = &L->v[i];
-        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || v->sh || !v->tpr || v->tpr != v->bs)
+        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || (v->sh && !wflat) || !v->tpr || v->tpr != v->bs)
             continue;
         wide[i] = 1;
         int tpr = v->tpr, cap = v->cap;
@@ -1319,7 +1337,7 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     int any = 0;
     for (int i = 0; i < L->nv; i++) {
         const Variant *v = &L->v[i];
-        any |= v->kind == VK_ROW_C && !v->sm && v->cl == 1 && !v->sh && (v->tpr == 0 || wide[i]) &&
+        any |= v->kind == VK_ROW_C && !v->sm && v->cl == 1 && (!v->sh || wflat) && (v->tpr == 0 || wide[i]) &&
                v->cap * words <= COLP_MAX_WORDS;
     }
     if (!any) {
@@ -1328,7 +1346,7 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     }
     for (int i = 0; i < L->nv; i++) {
         Variant *v = &L->v[i];
-        v->cs = v->kind == VK_ROW_C && !v->sm && v->cl == 1 && !v->sh && (v->tpr == 0 || wide[i]) &&
+        v->cs = v->kind == VK_ROW_C && !v->sm && v->cl == 1 && (!v->sh || wflat) && (v->tpr == 0 || wide[i]) &&
                 v->cap * words <= COLP_MAX_WORDS;
         /* a fixed-width one asks for the blocks that leave it 128
          * registers: with the block size alone ptxas gave LayerNorm
@@ -1336,6 +1354,12 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
          * no spill); with 8 blocks its static row of 768 spilled 12 bytes */
         if (v->cs && v->tpr && !v->mb)
             v->mb = v->bs >= 512 ? 1 : 512 / v->bs;
+        /* a row a block of the launch's width takes up to 512 threads
+         * where twice its elements a thread would not fit the states:
+         * symbolic f32 rows of 4097 to 8192 keep their partials on 512
+         * threads of 16 (_rt16) instead of reading again under _rt32 */
+        if (v->cs && !v->tpr && v->bs < 512 && 2 * v->cap * words > COLP_MAX_WORDS)
+            v->bs = 512;
     }
     L->colk = *k;
     L->colk.values = vals;
