@@ -273,7 +273,7 @@ static void launch_scratch(KCtx *c, Buf *b)
         buf_free(&r);
         buf_free(&n);
         buf_printf(b, "    if (rlen > %d)\n        return 0;\n", most);
-        buf_puts(b, "    const int64_t np = fzk_colp_grid(nrows, rlen, 1, (int)FZK_COLP_STATES);\n");
+        buf_puts(b, "    const int64_t np = fzk_colp_grid(nrows, nrows, rlen, 1, (int)FZK_COLP_STATES, 1);\n");
         buf_puts(b, "    size_t at = 0;\n");
         const KCtx *cc = &c->L->colan;
         for (int i = 0; i < cc->k->nvalues; i++)
@@ -754,13 +754,9 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                               "        const fusert_status cst = FZK_BLOCKS_PER_SM(%d, %s, %s, &cres);\n"
                               "        if (cst != FUSERT_SUCCESS)\n            return cst;\n",
                            base + i, v[i].name, bs);
-                buf_puts(b, "        blocks = fzk_colp_grid(blocks, rlen, sm_count, cres);\n");
-                if (v[i].sh)
-                    /* windowed: the rows of a block a multiple of V apart,
-                     * so they share their shift */
-                    buf_printf(b, "        if (blocks < nrows)\n"
-                                  "            blocks = blocks < %d ? (nrows < %d ? nrows : %d) : blocks / %d * %d; /* a block's rows share their shift */\n",
-                               v[i].vw, v[i].vw, v[i].vw, v[i].vw, v[i].vw);
+                /* windowed: the block's rows V apart share their shift */
+                buf_printf(b, "        blocks = fzk_colp_grid(blocks, nrows, rlen, sm_count, cres, %d);\n",
+                           v[i].sh ? v[i].vw : 1);
                 buf_puts(b, "        *colp_np = (int)blocks; /* its partial rows */\n");
             }
         } else {
@@ -1051,14 +1047,18 @@ static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
              " * holds at once (where the runtime cannot say, 0: blocks that keep\n"
              " * FZK_COLP_SM_STATES columns' states, or one row's), each taking rows\n"
              " * in turn; a block's partial row of each column reduction is written\n"
-             " * once and read once more, so a launch keeps at most FZK_COLP_STATES */\n"
+             " * once and read once more, so a launch keeps at most FZK_COLP_STATES.\n"
+             " * Windowed rows (step V, else 1) take a multiple of V blocks, or\n"
+             " * min(nrows, V), so the rows of a block, a grid apart, share their shift;\n"
+             " * a row that keeps partials holds at most 1024 x 32 elements, so V <= 16\n"
+             " * stays within FZK_COLP_STATES / rlen */\n"
              "#ifndef FZK_COLP_SM_STATES\n"
              "#define FZK_COLP_SM_STATES 8192\n"
              "#endif\n"
              "#ifndef FZK_COLP_STATES\n"
              "#define FZK_COLP_STATES 2097152\n"
              "#endif\n"
-             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_colp_grid(int64_t n, int64_t rlen, int64_t sm_count, int resident)\n"
+             "static FUSEC_MAYBE_UNUSED inline int64_t fzk_colp_grid(int64_t n, int64_t nrows, int64_t rlen, int64_t sm_count, int resident, int step)\n"
              "{\n"
              "    const int64_t w = rlen < 1 ? 1 : rlen; /* rows of no element: no state */\n"
              "    const int64_t per = resident > 0 ? resident : w < FZK_COLP_SM_STATES ? FZK_COLP_SM_STATES / w : 1;\n"
@@ -1066,7 +1066,10 @@ static void emit_launch_helpers(Buf *out, int any_mid, int any_colp)
              "    int64_t cap = (sm_count < 1 ? 1 : sm_count) * per;\n"
              "    if (cap > most)\n"
              "        cap = most;\n"
-             "    return n < cap ? n : cap;\n"
+             "    int64_t g = n < cap ? n : cap;\n"
+             "    if (step > 1 && g < nrows)\n"
+             "        g = g < step ? (nrows < step ? nrows : step) : g / step * step;\n"
+             "    return g;\n"
              "}\n");
     buf_puts(out,
              "/* fzk_rows_lanes: the lanes that add a row's nt partial states in the\n"

@@ -1308,37 +1308,31 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
         free(vals);
         return;
     }
-    /* a fixed-width register variant whose columns' states would not fit
-     * (a static row: 4096 f32 take 128 threads of 32) takes twice the
-     * threads for half the elements each, up to 1024 threads */
-    /* windowed rows keep partials where a block's rows share their shift:
-     * the launch makes the grid a multiple of V and the shift follows the
-     * flat index (row_win_flat) */
+    /* keep[i]: variant i leaves partials.  A fixed-width register variant
+     * whose columns' states would not fit (a static row: 4096 f32 take 128
+     * threads of 32) takes twice the threads for half the elements each,
+     * up to 1024 threads.  Windowed rows keep partials where a block's rows
+     * share their shift: the launch makes the grid a multiple of V and the
+     * shift follows the flat index (row_win_flat) */
     const int wflat = row_win_flat(&L->an);
-    int wide[MAX_VARIANTS] = {0};
+    int keep[MAX_VARIANTS] = {0}, any = 0;
     for (int i = 0; i < L->nv; i++) {
         Variant *v = &L->v[i];
-        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || (v->sh && !wflat) || !v->tpr || v->tpr != v->bs)
+        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || (v->sh && !wflat) || (v->tpr && v->tpr != v->bs))
             continue;
-        wide[i] = 1;
         int tpr = v->tpr, cap = v->cap;
-        while (cap * words > COLP_MAX_WORDS && tpr * 2 <= 1024 && cap > v->vw) {
+        while (tpr && cap * words > COLP_MAX_WORDS && tpr * 2 <= 1024 && cap > v->vw) {
             tpr *= 2;
             cap = ((cap + 1) / 2 + v->vw - 1) / v->vw * v->vw;
         }
         if (cap * words > COLP_MAX_WORDS)
-            wide[i] = 0;
-        else if (tpr != v->tpr) {
+            continue;
+        keep[i] = any = 1;
+        if (tpr != v->tpr) {
             v->tpr = v->bs = tpr;
             v->cap = cap;
             v->mb = 0;
         }
-    }
-    int any = 0;
-    for (int i = 0; i < L->nv; i++) {
-        const Variant *v = &L->v[i];
-        any |= v->kind == VK_ROW_C && !v->sm && v->cl == 1 && (!v->sh || wflat) && (v->tpr == 0 || wide[i]) &&
-               v->cap * words <= COLP_MAX_WORDS;
     }
     if (!any) {
         free(vals);
@@ -1346,8 +1340,7 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     }
     for (int i = 0; i < L->nv; i++) {
         Variant *v = &L->v[i];
-        v->cs = v->kind == VK_ROW_C && !v->sm && v->cl == 1 && (!v->sh || wflat) && (v->tpr == 0 || wide[i]) &&
-                v->cap * words <= COLP_MAX_WORDS;
+        v->cs = keep[i];
         /* a fixed-width one asks for the blocks that leave it 128
          * registers: with the block size alone ptxas gave LayerNorm
          * backward's _r1024 56 and a 4-byte spill (64 with 4 blocks of 128,
@@ -1399,9 +1392,8 @@ CudaModule *emit_cuda_lower(Plan **plans, int nplans, int atomic_reduce)
             if (j >= 0) {
                 m->kern[i + ki].colp_sig = 1;
                 m->kern[i + j].colp_of_sig = 1;
-            }
-            if (j >= 0)
                 lower_colp(&m->kern[i + ki], &m->kern[i + j], i + ki, i + j, plans[p]->fn);
+            }
         }
         i += plans[p]->nkernels;
     }
