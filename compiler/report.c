@@ -290,7 +290,7 @@ static void text_colp(FILE *out, const Plan *p, int i)
     const Kernel *k = &p->kernels[i], *q = &p->kernels[j];
     fprintf(out, "  column partials: %s folds %s's column reductions (", k->name, q->name);
     text_outputs(out, p->fn, q);
-    fprintf(out, ") into partials a block where it holds a row a block in registers; %s "
+    fprintf(out, ") into a partial row a block where it holds its rows in registers; %s "
                  "then adds them instead of reading ", q->name);
     int n = 0;
     for (int x = 0; x < q->ninputs; x++)

@@ -1052,15 +1052,17 @@ static void row_rounds(KCtx *c, int cached)
     }
 }
 /* A row kernel's column partials (Lowering.colp), in the register body
- * of a CS variant: a block a row at a time, so each lane keeps the same
- * columns from row to row (whole aligned vectors, or windowed ones of the
- * one shift csh that all the block's rows have), and folds the column
- * reductions' elements of its rows into a state a column and reduction,
- * cs<id>[k] for its row cache slot k.  !flush: the states,
- * before the first row.  flush: after the block's last row, the block's
- * partial row z = blockIdx.x of each reduction to cpart: gridDim.x rows of
- * R states, one reduction's after another's, each 256-byte aligned; the
- * column kernel's _colp variant combines them in a fixed order. */
+ * of a CS variant: each row group (the block, or TPRC threads of it) takes
+ * a row at a time, so each lane keeps the same columns from row to row
+ * (whole aligned vectors, or windowed ones of the one shift csh that all
+ * the block's rows have), and folds the column reductions' elements of its
+ * rows into a state a column and reduction, cs<id>[k] for its row cache
+ * slot k.  !flush: the states, before the first row.  flush: after the
+ * block's last row, the first group adds the others' states in group
+ * order, and the block's partial row z = blockIdx.x of each reduction goes
+ * to cpart: gridDim.x rows of R states, one reduction's after another's,
+ * each 256-byte aligned; the column kernel's _colp variant combines them
+ * in a fixed order. */
 static void row_colp_states(KCtx *c, int flush)
 {
     const Kernel *k = c->k;
@@ -1081,6 +1083,39 @@ static void row_colp_states(KCtx *c, int flush)
         return;
     }
     emit_line(&c->w, "if (CS) {");
+    cu_open_scope(c);
+    /* several rows a block (TPRC): the row groups hold the same columns;
+     * the first adds the others' states in group order, through shared
+     * memory a group and a reduction at a time, so a block leaves one
+     * partial row and the order is fixed */
+    int sb = 0;
+    for (int i = 0; i < k->nvalues; i++)
+        if (cu_is_side_red(c, k->values[i]) && cu_red_state_bytes(k->values[i]) > sb)
+            sb = cu_red_state_bytes(k->values[i]);
+    emit_line(&c->w, "const int grp = TPRC ? (int)(threadIdx.x / TPR) : 0; /* the row group */");
+    emit_line(&c->w, "if (TPRC && BS / TPR > 1) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "__shared__ __align__(16) unsigned char csm[(TPRC && BS / TPRC > 1 ? TPRC * CAP : 1) * %d];", sb);
+    emit_line(&c->w, "for (int g = 1; g < BS / TPR; g++) {");
+    cu_open_scope(c);
+    for (int i = 0; i < n; i++) {
+        emit_line(&c->w, "R%d::S *const cq%d = (R%d::S *)csm;", ids[i], ids[i], ids[i]);
+        emit_line(&c->w, "if (grp == g) {");
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "    for (int q = 0; q < CAP; q++)");
+        emit_line(&c->w, "        cq%d[q * TPR + lane] = cs%d[q];", ids[i], ids[i]);
+        emit_line(&c->w, "}");
+        emit_line(&c->w, "__syncthreads();");
+        emit_line(&c->w, "if (grp == 0) {");
+        emit_line(&c->w, "#pragma unroll");
+        emit_line(&c->w, "    for (int q = 0; q < CAP; q++)");
+        emit_line(&c->w, "        cs%d[q] = R%d::comb(cs%d[q], cq%d[q * TPR + lane]);", ids[i], ids[i], ids[i], ids[i]);
+        emit_line(&c->w, "}");
+        emit_line(&c->w, "__syncthreads();");
+    }
+    cu_close_scope(c);
+    cu_close_scope(c);
+    emit_line(&c->w, "if (grp == 0) {");
     cu_open_scope(c);
     emit_line(&c->w, "/* the block's partial row of each column reduction */");
     emit_line(&c->w, "unsigned char *cp = cpart;");
@@ -1104,6 +1139,7 @@ static void row_colp_states(KCtx *c, int flush)
     for (int i = 0; i < n; i++)
         emit_line(&c->w, "    cp%d[rb + j] = cs%d[kk * V + j];", ids[i], ids[i]);
     emit_line(&c->w, "}");
+    cu_close_scope(c);
     cu_close_scope(c);
     cu_close_scope(c);
     cu_close_scope(c);

@@ -1264,11 +1264,12 @@ static void lower_kernel(Lowering *L, const IrFunc *f, const Kernel *k, int atom
 
 /* Column partials (fuse_colp_partner): row kernel L folds the column
  * reductions of column kernel Q (module indices a, b) in its cached
- * variants that hold a row a block (or a block's width of it, tpr ==
- * bs) in registers, without a cluster, and keep at most COLP_MAX_WORDS
- * state words a thread; windowed ones where the block's rows share their
- * shift (row_win_flat: a lane's columns move with the row's offset).  Q
- * takes a _colp variant that combines them.  None such: no partials. */
+ * variants that hold their rows in registers (a row a block, or several
+ * of TPRC threads), without a cluster, and keep at most COLP_MAX_WORDS
+ * state words a thread; windowed ones a row a block where the block's rows
+ * share their shift (row_win_flat: a lane's columns move with the row's
+ * offset).  Q takes a _colp variant that combines them.  None such: no
+ * partials. */
 static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
 {
     const Kernel *k = L->an.k, *q = Q->an.k;
@@ -1311,17 +1312,23 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
     /* keep[i]: variant i leaves partials.  A fixed-width register variant
      * whose columns' states would not fit (a static row: 4096 f32 take 128
      * threads of 32) takes twice the threads for half the elements each,
-     * up to 1024 threads.  Windowed rows keep partials where a block's rows
+     * up to 1024 threads; several rows a block stay so while a row takes a
+     * warp at most, past it a row a block (bf16 rows of 1024: a block of
+     * 64 threads, not 4 rows of 32).  Windowed rows keep partials where a block's rows
      * share their shift: the launch makes the grid a multiple of V and the
      * shift follows the flat index (row_win_flat) */
     const int wflat = row_win_flat(&L->an);
     int keep[MAX_VARIANTS] = {0}, any = 0;
     for (int i = 0; i < L->nv; i++) {
         Variant *v = &L->v[i];
-        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || (v->sh && !wflat) || (v->tpr && v->tpr != v->bs))
+        /* several rows a block (tpr < bs) add their groups' states in the
+         * block (row_colp_states); windowed ones would need the grid times
+         * the rows a block to be a multiple of V: none */
+        if (v->kind != VK_ROW_C || v->sm || v->cl != 1 || (v->sh && (!wflat || (v->tpr && v->tpr < v->bs))))
             continue;
+        const int fixed = v->tpr && v->tpr == v->bs; /* a row a block of fixed width */
         int tpr = v->tpr, cap = v->cap;
-        while (tpr && cap * words > COLP_MAX_WORDS && tpr * 2 <= 1024 && cap > v->vw) {
+        while (v->tpr && cap * words > COLP_MAX_WORDS && tpr * 2 <= 1024 && cap > v->vw) {
             tpr *= 2;
             cap = ((cap + 1) / 2 + v->vw - 1) / v->vw * v->vw;
         }
@@ -1329,7 +1336,11 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
             continue;
         keep[i] = any = 1;
         if (tpr != v->tpr) {
-            v->tpr = v->bs = tpr;
+            /* rows a block share the block's threads a warp at most (a
+             * row's reduction is a warp's, or the block's) */
+            if (fixed || tpr > 32 || tpr > v->bs)
+                v->bs = tpr;
+            v->tpr = tpr;
             v->cap = cap;
             v->mb = 0;
         }
