@@ -1280,6 +1280,10 @@ int fuse_colp_partner(const Plan *p, int ki)
         }
         for (int i = 0; i < q->ninputs && ok; i++)
             ok = in_kernel(k, q->inputs[i]);
+        /* _colp only adds partials: an element result of the column
+         * kernel's space needs the column kernel's own pass */
+        for (int i = 0; i < q->noutputs && ok; i++)
+            ok = !ir_shape_eq(&q->outputs[i]->shape, &q->space);
         if (ok && nred)
             return j;
     }
