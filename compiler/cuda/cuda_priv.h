@@ -118,6 +118,7 @@ typedef struct KCtx {
     int loopbv;                  /* the loop's `_v` body: its vector width, and
                                   * broadcast inputs read vc<a>.v[j] (cu_acc_loopbv) */
     int rowcache;                /* row mode with cached accesses: x_c<a>[k] */
+    int hoistvb;                 /* the register body holds its row-only vectors in cb<a> (row_vec_hoist) */
     int subwarp;                 /* a cached row variant shares warps between rows
                                   * (TPR < 32): loops and shuffles stay warp-uniform */
     int vecstore;                /* row mode: full element outputs go to vo<i>.v[j] */

@@ -64,6 +64,56 @@ static void row_vec_elems(KCtx *c, int a, const char *dst, int inrow)
     buf_free(&off);
 }
 
+/* The row-only inputs of a register body (layernorm's g and b): a lane's
+ * vectors at rb are the same in every row, so they are read once before
+ * the rows into cb<a> where they take at most 16 registers (HB), not once
+ * a pass and row: the row loop would hold them only where the row's end
+ * is known (a static row), since a load under `rb < R` is not moved out
+ * of a loop.  Vectors narrower than 4 bytes an element (bf16) are read
+ * again each pass: ptxas holds them converted to f32, twice their bytes,
+ * and held they run slower than their reloads, which hit L1.  Windowed
+ * rows (SH) keep their per-row loads; shared-memory, looped and cluster
+ * bodies hold no lane's fixed vectors. */
+static void row_vec_hoist(KCtx *c)
+{
+    int vw = c->L->vw, bytes = 0;
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_rowvec(c, &c->acc[a], vw)) {
+            int sz = dtype_size(MDT(c, c->acc[a].node));
+            if (sz < 4)
+                return;
+            bytes += sz;
+        }
+    if (!bytes)
+        return;
+    emit_line(&c->w, "constexpr bool HB = CAP * %d <= 64%s; /* row-only vectors held: at most 16 registers */", bytes,
+              c->window ? " && !SH" : "");
+    c->hoistvb = 1;
+    int g = c->ng - 1;
+    const char *saved = c->gi[g];
+    c->gi[g] = "rb";
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_rowvec(c, &c->acc[a], vw))
+            emit_line(&c->w, "fz_vec<%s, V> cb%d[HB ? CAP / V : 1];", cu_stype(MDT(c, c->acc[a].node)), a);
+    emit_line(&c->w, "#pragma unroll");
+    emit_line(&c->w, "for (int kk = 0; kk < (HB ? CAP / V : 0); kk++) {");
+    cu_open_scope(c);
+    emit_line(&c->w, "const I rb = ((I)kk * vstep + vlane) * V;");
+    emit_line(&c->w, "if (rb < R) {");
+    for (int a = 0; a < c->nacc; a++)
+        if (cu_acc_rowvec(c, &c->acc[a], vw)) {
+            Buf off = {0};
+            const char *st = cu_stype(MDT(c, c->acc[a].node));
+            cu_acc_offset(c, &c->acc[a], "I", &off);
+            emit_line(&c->w, "    cb%d[kk] = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, c->inbuf[c->acc[a].node->id],
+                      off.data);
+            buf_free(&off);
+        }
+    emit_line(&c->w, "}");
+    cu_close_scope(c);
+    c->gi[g] = saved;
+}
+
 /* Row-only inputs (layernorm's g and b): one vector at rb, the same for
  * every row, declared before the element loop `body` of a pass for each
  * access that body reads (vb<a>.v[j]); then the body.  sh: the windowed
@@ -87,7 +137,12 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         int ib = c->inbuf[c->acc[a].node->id];
         cu_acc_offset(c, &c->acc[a], "I", &off);
         if (!sh) {
-            emit_line(&c->w, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib, off.data);
+            if (c->hoistvb)
+                emit_line(&c->w, "const fz_vec<%s, V> vb%d = HB ? cb%d[kk] : *(const fz_vec<%s, V> *)(in%d + %s);", st, a,
+                          a, st, ib, off.data);
+            else
+                emit_line(&c->w, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib,
+                          off.data);
             buf_free(&off);
             continue;
         }
@@ -128,7 +183,10 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         row_vec_elems(c, a, dst, 1);
         cu_close_scope(c);
         emit_line(&c->w, "else");
-        emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+        if (c->hoistvb)
+            emit_line(&c->w, "    vb%d = HB ? cb%d[kk] : *(const fz_vec<%s, V> *)(in%d + %s);", a, a, st, ib, off.data);
+        else
+            emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
         buf_free(&off);
     }
     c->gi[g] = saved;
@@ -1257,6 +1315,8 @@ void cu_emit_row_body(KCtx *c, int cached)
         }
     if (colp)
         row_colp_states(c, 0);
+    if (cached && !c->smem && !c->cluster && c->L->vw > 1)
+        row_vec_hoist(c);
     if (cached && c->subwarp) {
         /* Several rows share a warp: the warp runs while its first row
          * exists, so every lane reaches the same shuffles; a lane past the
@@ -1287,6 +1347,7 @@ void cu_emit_row_body(KCtx *c, int cached)
         emit_line(&c->w, "fz_cluster_end<CL>(clp); /* a block that reduced no row */");
     if (colp)
         row_colp_states(c, 1);
+    c->hoistvb = 0;
     cu_close_scope(c);
     for (int i = 0; i < k->nvalues; i++)
         c->reduced_val[i] = NULL;
