@@ -1124,10 +1124,13 @@ static void row_rounds(KCtx *c, int cached)
 static void row_colp_states(KCtx *c, int flush)
 {
     const Kernel *k = c->k;
-    int ids[64], n = 0;
+    int ids[64], n = 0, sb = 0; /* sb: the largest state's bytes */
     for (int i = 0; i < k->nvalues && n < 64; i++)
-        if (cu_is_side_red(c, k->values[i]))
+        if (cu_is_side_red(c, k->values[i])) {
             ids[n++] = k->values[i]->id;
+            if (cu_red_state_bytes(k->values[i]) > sb)
+                sb = cu_red_state_bytes(k->values[i]);
+        }
     if (!flush) {
         emit_line(&c->w, "/* column partials: the lane's columns' states of the block's rows */");
         for (int i = 0; i < n; i++) {
@@ -1146,10 +1149,6 @@ static void row_colp_states(KCtx *c, int flush)
      * the first adds the others' states in group order, through shared
      * memory a group and a reduction at a time, so a block leaves one
      * partial row and the order is fixed */
-    int sb = 0;
-    for (int i = 0; i < k->nvalues; i++)
-        if (cu_is_side_red(c, k->values[i]) && cu_red_state_bytes(k->values[i]) > sb)
-            sb = cu_red_state_bytes(k->values[i]);
     emit_line(&c->w, "const int grp = TPRC ? (int)(threadIdx.x / TPR) : 0; /* the row group */");
     emit_line(&c->w, "if (TPRC && BS / TPR > 1) {");
     cu_open_scope(c);

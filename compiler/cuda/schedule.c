@@ -1314,9 +1314,9 @@ static void lower_colp(Lowering *L, Lowering *Q, int a, int b, const IrFunc *f)
      * threads of 32) takes twice the threads for half the elements each,
      * up to 1024 threads; several rows a block stay so while a row takes a
      * warp at most, past it a row a block (bf16 rows of 1024: a block of
-     * 64 threads, not 4 rows of 32).  Windowed rows keep partials where a block's rows
-     * share their shift: the launch makes the grid a multiple of V and the
-     * shift follows the flat index (row_win_flat) */
+     * 64 threads, not 4 rows of 32).  Windowed rows keep partials where a
+     * block's rows share their shift: the launch makes the grid a multiple
+     * of V and the shift follows the flat index (row_win_flat) */
     const int wflat = row_win_flat(&L->an);
     int keep[MAX_VARIANTS] = {0}, any = 0;
     for (int i = 0; i < L->nv; i++) {
