@@ -233,6 +233,14 @@ int cu_is_side_red(const KCtx *c, const IrNode *n)
  * epilogue)?  Those are written by the second launch, indexed by the rows. */
 int cu_is_side(const KCtx *c, const IrNode *n) { return c->sidev && c->sidev[n->id]; }
 
+/* cp past reduction id's rows of column partials: `rows` rows of `len`
+ * states, 256-byte aligned (the layout row_colp_states writes,
+ * cu_emit_colp_body reads and the row kernel's scratch holds) */
+void cu_colp_next(KCtx *c, int id, const char *rows, const char *len)
+{
+    emit_line(&c->w, "cp += ((size_t)%s * (size_t)%s * sizeof(R%d::S) + 255) / 256 * 256;", rows, len, id);
+}
+
 /* position of n in k->values, or -1 */
 int cu_value_index(const KCtx *c, const IrNode *n)
 {

@@ -384,6 +384,9 @@ void cu_decompose_list(KCtx *c, const char *flat, const int *gl, int n);
 void cu_body_params(KCtx *c, Buf *b, const char *extra);
 void cu_body_args(KCtx *c, Buf *b, const char *extra);
 void cu_reset_point(KCtx *c);
+int cu_is_side_red(const KCtx *c, const IrNode *n);
+int cu_is_side(const KCtx *c, const IrNode *n);
+void cu_colp_next(KCtx *c, int id, const char *rows, const char *len);
 
 /* ---- expr.c -------------------------------------------------------------- */
 const char *cu_emit_value(KCtx *c, const IrNode *n, const int8_t *map);
@@ -427,13 +430,6 @@ void cu_emit_loop_bodies(KCtx *c, int V);
 
 /* ---- row.c --------------------------------------------------------------- */
 void cu_round_elem(KCtx *c, void *vctx);
-int cu_is_side_red(const KCtx *c, const IrNode *n);
-int cu_is_side(const KCtx *c, const IrNode *n);
-void cu_emit_cols_rows_body(KCtx *c);
-void cu_emit_colp_body(KCtx *c);
-void cu_colp_next(KCtx *c, int id, const char *rows, const char *len);
-void cu_host_side_bytes(KCtx *c, Buf *b);
-int cu_ncol_reds(const KCtx *c);
 void cu_emit_row_body(KCtx *c, int cached);
 void cu_emit_cached_row_body(KCtx *c);
 
@@ -441,5 +437,9 @@ void cu_emit_cached_row_body(KCtx *c);
 void cu_emit_scalar_body(KCtx *c);
 void cu_emit_cols_body(KCtx *c);
 void cu_emit_mid_body(KCtx *c);
+void cu_emit_cols_rows_body(KCtx *c);
+void cu_emit_colp_body(KCtx *c);
+void cu_host_side_bytes(KCtx *c, Buf *b);
+int cu_ncol_reds(const KCtx *c);
 
 #endif

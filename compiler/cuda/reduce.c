@@ -779,14 +779,6 @@ void cu_emit_cols_body(KCtx *c)
         c->reduced_val[i] = NULL;
 }
 
-/* cp past reduction id's rows of column partials: `rows` rows of `len`
- * states, 256-byte aligned (the layout row_colp_states writes,
- * cu_emit_colp_body reads and the row kernel's scratch holds) */
-void cu_colp_next(KCtx *c, int id, const char *rows, const char *len)
-{
-    emit_line(&c->w, "cp += ((size_t)%s * (size_t)%s * sizeof(R%d::S) + 255) / 256 * 256;", rows, len, id);
-}
-
 /* The column kernel's _colp variant: the column partials its row kernel
  * left (Lowering.colp, row_colp_states), np partial rows of nI states a
  * reduction, combined in a fixed order: a block of 256 threads a tile of
