@@ -219,7 +219,8 @@ class Fn:
     def backward(self):
         """A normalisation's backward pass over an input x's last axis: the
         row statistics, an element result that needs them in several rounds
-        (dx), and reductions over all the leading axes of values built from
+        (dx, with a gamma of the last axis where an input has that shape),
+        and reductions over all the leading axes of values built from
         them (dgamma, dbeta): a row-persistent kernel and a column kernel
         whose reductions it folds as column partials."""
         ins = [v for v in self.vals if v[0].startswith("x") and len(v[2]) >= 2]
@@ -234,9 +235,24 @@ class Fn:
         xc = self.add("%s - %s" % (x[0], m[0]), x[1], x[2], False)
         r = self.add("rsqrt(mean(%s * %s, axis=-1, keepdims=true) + 1)" % (xc[0], xc[0]), x[1], sh, True)
         h = self.add("%s * %s" % (xc[0], r[0]), x[1], x[2], False)
-        g = self.add("%s * %s" % (self.bounded(dy), self.bounded(h)), promote(dy[1], x[1], dy[2], x[2]), x[2], True)
+        # gamma: an input of the last axis alone, read in every row (the
+        # row kernel's per-column vector); a new input where none has that
+        # shape
+        gams = [v for v in self.vals if v[0].startswith("x") and v[2] == x[2][-1:]]
+        gam = None
+        if self.brng.random() < 0.8:
+            if not gams:
+                gams = [("x%d" % len(self.params), self.brng.choice(FLOATS), x[2][-1:], False)]
+                self.params.append(gams[0][:3])
+                self.vals.append(gams[0])
+            gam = self.brng.choice(gams)
+        wdy = self.bounded(dy) if gam is None else "%s * %s" % (self.bounded(dy), self.bounded(gam))
+        gdt = promote(dy[1], x[1], dy[2], x[2])
+        if gam is not None:
+            gdt = promote(gdt, gam[1], x[2], gam[2])
+        g = self.add("%s * %s" % (wdy, self.bounded(h)), gdt, x[2], True)
         c = self.add("mean(%s, axis=-1, keepdims=true)" % g[0], g[1], sh, True)
-        self.add("(%s - %s * %s) * %s" % (self.bounded(dy), self.bounded(h), c[0], r[0]), g[1], x[2], False)
+        self.add("(%s - %s * %s) * %s" % (wdy, self.bounded(h), c[0], r[0]), g[1], x[2], False)
         lead = list(range(rank - 1))
         ax = ", axis=%d" % lead[0] if len(lead) == 1 else ", axis=(%s)" % ", ".join(str(i) for i in lead)
         cols = [d for i, d in enumerate(x[2]) if i == rank - 1]
