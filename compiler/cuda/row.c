@@ -70,8 +70,8 @@ static void row_vec_elems(KCtx *c, int a, const char *dst, int inrow)
  * a pass and row: the row loop would hold them only where the row's end
  * is known (a static row), since a load under `rb < R` is not moved out
  * of a loop.  Vectors narrower than 4 bytes an element (bf16) are read
- * again each pass: ptxas holds them converted to f32, twice their bytes,
- * and held they run slower than their reloads, which hit L1.  Windowed
+ * again each pass: held, LayerNorm backward's bf16 `_rt16` took 20
+ * registers more (88 -> 108) and ran slower at most row lengths.  Windowed
  * rows (SH) keep their per-row loads; shared-memory, looped and cluster
  * bodies hold no lane's fixed vectors. */
 static void row_vec_hoist(KCtx *c)
@@ -136,13 +136,12 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         const char *st = cu_stype(MDT(c, c->acc[a].node));
         int ib = c->inbuf[c->acc[a].node->id];
         cu_acc_offset(c, &c->acc[a], "I", &off);
+        char held[32] = ""; /* the vector held before the rows (row_vec_hoist) */
+        if (c->hoistvb)
+            snprintf(held, sizeof held, "HB ? cb%d[kk] : ", a);
         if (!sh) {
-            if (c->hoistvb)
-                emit_line(&c->w, "const fz_vec<%s, V> vb%d = HB ? cb%d[kk] : *(const fz_vec<%s, V> *)(in%d + %s);", st, a,
-                          a, st, ib, off.data);
-            else
-                emit_line(&c->w, "const fz_vec<%s, V> vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", st, a, st, ib,
-                          off.data);
+            emit_line(&c->w, "const fz_vec<%s, V> vb%d = %s*(const fz_vec<%s, V> *)(in%d + %s);", st, a, held, st, ib,
+                      off.data);
             buf_free(&off);
             continue;
         }
@@ -183,10 +182,7 @@ static void row_vec_loads(KCtx *c, int vw, int sh, Buf *body)
         row_vec_elems(c, a, dst, 1);
         cu_close_scope(c);
         emit_line(&c->w, "else");
-        if (c->hoistvb)
-            emit_line(&c->w, "    vb%d = HB ? cb%d[kk] : *(const fz_vec<%s, V> *)(in%d + %s);", a, a, st, ib, off.data);
-        else
-            emit_line(&c->w, "    vb%d = *(const fz_vec<%s, V> *)(in%d + %s);", a, st, ib, off.data);
+        emit_line(&c->w, "    vb%d = %s*(const fz_vec<%s, V> *)(in%d + %s);", a, held, st, ib, off.data);
         buf_free(&off);
     }
     c->gi[g] = saved;
