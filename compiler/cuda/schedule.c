@@ -746,7 +746,14 @@ static int plan_cols(KCtx *c, Variant *v)
             add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
             v[n - 1].vw = ws == 8 && vw > COLS_SPLIT_VW ? COLS_SPLIT_VW : vw;
             v[n - 1].ws = ws;
-            v[n - 1].mb = mb;
+            /* the split counts 4 blocks a multiprocessor (cols_split_bps),
+             * and the variant says so where every state is a word
+             * (cols_elem_light): bounded by the block size alone ptxas
+             * held LayerNorm backward's static 4096 one to 48 registers
+             * and spilled 4 bytes (sm_90), asked for 4 blocks it has 64
+             * and none.  Wider states (logsumexp, int64 sums) spilled 4
+             * bytes at 64 and keep the block size alone */
+            v[n - 1].mb = mb ? mb : ws == 8 && cols_elem_light(c) ? 4 : 0;
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
@@ -1035,6 +1042,15 @@ static int plan_rows(KCtx *c, Variant *v)
     if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0) && !lfirst) {
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
         v[n - 1].vw = lvw;
+        /* a row kernel launches it for at most 4 blocks a multiprocessor
+         * (a block a row), and says so where it folds one reduction:
+         * bounded by the block size alone, ptxas held l2norm's to 40
+         * registers and spilled 8 bytes (sm_90), asked for 4 blocks it
+         * takes 64 and none.  Kernels of more reductions took 46 to 73
+         * registers unasked, and LayerNorm backward's four spilled 4
+         * bytes at 64 */
+        if (k->kind == KK_ROW && row_reg_reduces(c) == 1)
+            v[n - 1].mb = 4;
     }
     /* the windowed looped body for tensors of 2^31 elements or more */
     if (wloop) {
