@@ -748,12 +748,14 @@ static int plan_cols(KCtx *c, Variant *v)
             v[n - 1].ws = ws;
             /* the split counts 4 blocks a multiprocessor (cols_split_bps),
              * and the variant says so where every state is a word
-             * (cols_elem_light): bounded by the block size alone ptxas
-             * held LayerNorm backward's static 4096 one to 48 registers
-             * and spilled 4 bytes (sm_90), asked for 4 blocks it has 64
-             * and none.  Wider states (logsumexp, int64 sums) spilled 4
-             * bytes at 64 and keep the block size alone */
-            v[n - 1].mb = mb ? mb : ws == 8 && cols_elem_light(c) ? 4 : 0;
+             * (cols_elem_light) and no side reduction (row results) shares
+             * its tiles: bounded by the block size alone ptxas held
+             * LayerNorm backward's static 4096 one to 48 registers and
+             * spilled 4 bytes (sm_90), asked for 4 blocks it has 64 and
+             * none.  Wider states (logsumexp, int64 sums) spilled 4 bytes
+             * at 64; row and column sums of 16384 x 8192 ran 2.4% slower
+             * with it (H100).  Those keep the block size alone */
+            v[n - 1].mb = mb ? mb : ws == 8 && cols_elem_light(c) && !k->side_axes ? 4 : 0;
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
@@ -1042,15 +1044,6 @@ static int plan_rows(KCtx *c, Variant *v)
     if (cache && lvw > 1 && (rl < 0 || rl % lvw == 0) && !lfirst) {
         add_variant(k, v, &n, VK_ROW_L, 1, 256, 0, 256, "_blockv");
         v[n - 1].vw = lvw;
-        /* a row kernel launches it for at most 4 blocks a multiprocessor
-         * (a block a row), and says so where it folds one reduction:
-         * bounded by the block size alone, ptxas held l2norm's to 40
-         * registers and spilled 8 bytes (sm_90), asked for 4 blocks it
-         * takes 64 and none.  Kernels of more reductions took 46 to 73
-         * registers unasked, and LayerNorm backward's four spilled 4
-         * bytes at 64 */
-        if (k->kind == KK_ROW && row_reg_reduces(c) == 1)
-            v[n - 1].mb = 4;
     }
     /* the windowed looped body for tensors of 2^31 elements or more */
     if (wloop) {
