@@ -173,6 +173,10 @@ typedef enum { VK_LOOP_S, VK_LOOP_V, VK_LOOP_W, VK_ROW_C, VK_ROW_L, VK_SCALAR, V
 /* _cols_n: the most columns whose element-wise tile leaves a warp room for
  * two rows a step (cu_emit_cols_body, launch_cols) */
 enum { COLS_NARROW_MAX = 16 };
+/* The blocks of 256 a multiprocessor that a column kernel's split counts
+ * in a wave (cols_split_bps) unless its launch bound states more; the
+ * vector tiles of light states ask for them (plan_cols). */
+enum { COLS_WAVE_BPS = 4 };
 
 typedef struct Variant {
     VariantKind kind;

@@ -398,7 +398,7 @@ static void launch_cols_pair(const Variant *v, int n, int base, const char *ind,
  * where that is more (plan_cols) */
 static int cols_split_bps(const Variant *v)
 {
-    return v->mb > 4 ? v->mb : 4;
+    return v->mb > COLS_WAVE_BPS ? v->mb : COLS_WAVE_BPS;
 }
 
 /* `int var`: are the columns whole vectors of vw, every full access

@@ -746,7 +746,7 @@ static int plan_cols(KCtx *c, Variant *v)
             add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols_v" : "_cols_v1");
             v[n - 1].vw = ws == 8 && vw > COLS_SPLIT_VW ? COLS_SPLIT_VW : vw;
             v[n - 1].ws = ws;
-            /* the split counts 4 blocks a multiprocessor (cols_split_bps),
+            /* the split counts COLS_WAVE_BPS blocks a multiprocessor,
              * and the variant says so where every state is a word
              * (cols_elem_light) and no side reduction (row results) shares
              * its tiles: bounded by the block size alone ptxas held
@@ -755,7 +755,7 @@ static int plan_cols(KCtx *c, Variant *v)
              * none.  Wider states (logsumexp, int64 sums) spilled 4 bytes
              * at 64; row and column sums of 16384 x 8192 ran 2.4% slower
              * with it (H100).  Those keep the block size alone */
-            v[n - 1].mb = mb ? mb : ws == 8 && cols_elem_light(c) && !k->side_axes ? 4 : 0;
+            v[n - 1].mb = mb ? mb : ws == 8 && cols_elem_light(c) && !k->side_axes ? COLS_WAVE_BPS : 0;
         }
         add_variant(k, v, &n, VK_COLS, 1, 0, 0, 256, ws == 8 ? "_cols" : "_cols1");
         v[n - 1].ws = ws;
