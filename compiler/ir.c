@@ -515,22 +515,59 @@ static void remove_dead(IrFunc *f, IrNode **repl)
     f->nnodes = w;
 }
 
+/* A 2-byte var and std of one operand: both read w = var(x) in f32 (the
+ * type their state is folded in), var as cast(w), std as cast(sqrt(w)),
+ * so one Welford state serves both; each value is the rounding of the f32
+ * result the kernel computed before.  w and sqrt(w) go in front of the
+ * earlier of the two, which become the casts in place (their users keep
+ * them). */
+static void share_var_std_narrow(IrFunc *f, int i, int j)
+{
+    IrNode *s = f->nodes[i], *v = f->nodes[j], *x = s->in[0].node;
+    IrNode *w = ir_node_new(f, OP_VAR, DT_F32, &v->shape, v->loc);
+    ir_add_operand(w, x);
+    w->in[0].bcast = v->in[0].bcast;
+    w->axes = v->axes;
+    w->keepdims = v->keepdims;
+    IrNode *q = ir_node_new(f, OP_SQRT, DT_F32, &s->shape, s->loc);
+    ir_add_operand(q, w);
+    int at = i < j ? i : j;
+    memmove(&f->nodes[at + 2], &f->nodes[at], sizeof(IrNode *) * (size_t)(f->nnodes - 2 - at));
+    f->nodes[at] = w;
+    f->nodes[at + 1] = q;
+    IrNode *casts[2][2] = {{v, w}, {s, q}};
+    for (int k = 0; k < 2; k++) {
+        IrNode *c = casts[k][0];
+        c->op = OP_CAST;
+        c->in[0].node = casts[k][1];
+        c->in[0].bcast = 0;
+        c->axes = 0;
+        c->keepdims = 0;
+    }
+    ir_renumber(f);
+}
+
 /* std(x) beside var(x) over the same axes becomes sqrt(var(x)), so one
  * Welford state serves both; the value is the same bits (std's own final
- * step is that square root).  Only f32 and f64: a 2-byte var is rounded
- * before a square root could read it.  The var moves up to the std's place
- * when it comes later: it reads only x, which precedes both. */
+ * step is that square root).  A 2-byte var is rounded before a square
+ * root could read it: those two read an f32 var (share_var_std_narrow).
+ * The var moves up to the std's place when it comes later: it reads only
+ * x, which precedes both. */
 static void share_var_std(IrFunc *f)
 {
     for (int i = 0; i < f->nnodes; i++) {
         IrNode *s = f->nodes[i];
-        if (s->op != OP_STD || (s->dtype != DT_F32 && s->dtype != DT_F64))
+        if (s->op != OP_STD || !dtype_is_float(s->dtype))
             continue;
         for (int j = 0; j < f->nnodes; j++) {
             IrNode *v = f->nodes[j];
             if (v->op != OP_VAR || v->dtype != s->dtype || v->in[0].node != s->in[0].node ||
                 v->axes != s->axes || v->keepdims != s->keepdims)
                 continue;
+            if (s->dtype != DT_F32 && s->dtype != DT_F64) {
+                share_var_std_narrow(f, i, j);
+                break;
+            }
             if (j > i) {
                 memmove(&f->nodes[i + 1], &f->nodes[i], sizeof(IrNode *) * (size_t)(j - i));
                 f->nodes[i] = v;
@@ -614,6 +651,7 @@ void ir_optimize(IrFunc *f)
     cse(f, repl);
     share_var_std(f);
     online_sumexp(f);
+    repl = ARENA_ARRAY(f->arena, IrNode *, f->nnodes); /* share_var_std may add nodes */
     remove_dead(f, repl);
     ir_renumber(f);
     ir_count_uses(f);
