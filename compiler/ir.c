@@ -515,6 +515,17 @@ static void remove_dead(IrFunc *f, IrNode **repl)
     f->nnodes = w;
 }
 
+/* Reduction n becomes the elementwise op reading operand, in place: its
+ * users keep reading n. */
+static void become_elementwise(IrNode *n, OpKind op, IrNode *operand)
+{
+    n->op = op;
+    n->in[0].node = operand;
+    n->in[0].bcast = 0;
+    n->axes = 0;
+    n->keepdims = 0;
+}
+
 /* A 2-byte var and std of one operand: both read w = var(x) in f32 (the
  * type their state is folded in), var as cast(w), std as cast(sqrt(w)),
  * so one Welford state serves both; each value is the rounding of the f32
@@ -535,15 +546,8 @@ static void share_var_std_narrow(IrFunc *f, int i, int j)
     memmove(&f->nodes[at + 2], &f->nodes[at], sizeof(IrNode *) * (size_t)(f->nnodes - 2 - at));
     f->nodes[at] = w;
     f->nodes[at + 1] = q;
-    IrNode *casts[2][2] = {{v, w}, {s, q}};
-    for (int k = 0; k < 2; k++) {
-        IrNode *c = casts[k][0];
-        c->op = OP_CAST;
-        c->in[0].node = casts[k][1];
-        c->in[0].bcast = 0;
-        c->axes = 0;
-        c->keepdims = 0;
-    }
+    become_elementwise(v, OP_CAST, w);
+    become_elementwise(s, OP_CAST, q);
     ir_renumber(f);
 }
 
@@ -573,11 +577,7 @@ static void share_var_std(IrFunc *f)
                 f->nodes[i] = v;
                 ir_renumber(f);
             }
-            s->op = OP_SQRT;
-            s->in[0].node = v;
-            s->in[0].bcast = 0;
-            s->axes = 0;
-            s->keepdims = 0;
+            become_elementwise(s, OP_SQRT, v);
             break;
         }
     }
