@@ -136,6 +136,8 @@ typedef struct KCtx {
     int loopwin;                 /* ... at any element offset: windowed vectors
                                   * (`_rlw_body`, the `_blockw` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
+    int loopsub;                 /* ... and rows may share a warp (TPRC < 32, a
+                                  * reduction's _lanesw): loops stay warp-uniform */
     int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
                                   * folded a vector at a time (R::updv) */
     int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */
@@ -315,6 +317,13 @@ struct RoundCtx {
      * against it (R::upd_sum); 0, one sweep (R::upd) */
     int lse_sweep;
 };
+
+/* The lanes a row of a reduction over rows of at most RED_SUB_ROW_BYTES
+ * (the `_warp16w` variant): two rows a warp.  A row's states fold over 16
+ * lanes in four shuffle steps, each serving both rows, where a warp a row
+ * takes five for one; with five statistics of bf16 rows of 96 (a var and
+ * an argmax among them) those steps, not the loads, bound the kernel. */
+enum { RED_SUB_LANES = 16, RED_SUB_ROW_BYTES = 1024 };
 
 /* SCALAR_MAX_BLOCKS: the most chunks (and partial slots) of a full
  * reduction; below it, chunks of up to SCALAR_CHUNK_STEPS steps while

@@ -672,6 +672,14 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
                 buf_printf(b, "    if (%srlen <= %d) {\n", cond, maxt * v[i].cap);
             if (v[i].cl == 1)
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
+        } else if (v[i].tpr > 0 && v[i].tpr < 32 && v[i].sh) {
+            /* sub-warp lanes a row (a reduction's rows of at most
+             * RED_SUB_ROW_BYTES, windowed vectors): rows enough for 8
+             * warps a multiprocessor */
+            host_row_window_check(c, b, v[i].vw, &win_checked);
+            buf_printf(b, "    if (%srwin && rlen * %d <= %d && nrows >= (int64_t)sm_count * %d) {\n", cond, ebytes,
+                       RED_SUB_ROW_BYTES, 8 * 32 / v[i].tpr);
+            buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb_of(&v[i]) - 1, rpb_of(&v[i]));
         } else if (v[i].tpr == 32) {
             /* a warp a row: rows enough for 8 warps a multiprocessor.
              * Windowed 16-byte loads up to FZK_RED_WARP_MAX (4096): on

@@ -192,8 +192,10 @@ static void emit_row_bodies(KCtx *c, int *dyn_smem)
             if (L->v[i].kind == VK_ROW_L && L->v[i].vw > 1 && L->v[i].sh == w) {
                 c->loopvec = L->v[i].vw;
                 c->loopwin = w;
+                for (int j = 0; j < L->nv; j++)
+                    c->loopsub |= w && L->v[j].kind == VK_ROW_L && L->v[j].sh && L->v[j].tpr > 0 && L->v[j].tpr < 32;
                 emit_block_row_body(c, 0);
-                c->loopvec = c->loopwin = 0;
+                c->loopvec = c->loopwin = c->loopsub = 0;
                 break;
             }
 }

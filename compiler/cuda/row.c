@@ -1096,7 +1096,7 @@ static void row_rounds(KCtx *c, int cached)
     for (int i = 0; i < k->noutputs; i++)
         has_row_out |= !cu_out_is_elem(c, i);
     if (has_row_out) {
-        emit_line(&c->w, "if (lane == 0%s%s) {", cached && c->subwarp ? " && rowok" : "",
+        emit_line(&c->w, "if (lane == 0%s%s) {", (cached && c->subwarp) || (!cached && c->loopsub) ? " && rowok" : "",
                   cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
         cu_open_scope(c);
         for (int i = 0; i < k->noutputs; i++)
@@ -1312,18 +1312,20 @@ void cu_emit_row_body(KCtx *c, int cached)
         row_colp_states(c, 0);
     if (cached && !c->smem && !c->cluster && c->L->vw > 1)
         row_vec_hoist(c);
-    if (cached && c->subwarp) {
+    if ((cached && c->subwarp) || (!cached && c->loopsub)) {
         /* Several rows share a warp: the warp runs while its first row
          * exists, so every lane reaches the same shuffles; a lane past the
          * last row reads the last row (indices stay in bounds), takes no
-         * element (Rr = 0) and writes nothing. */
+         * element (Rr = 0; the looped reduction body takes the last row's
+         * again) and writes nothing. */
         emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)%s;"
                      " row - (I)%s < nrows; row += (I)%s * rows_per_block) {",
              bx, rib, rc ? "(TPRC ? (threadIdx.x & 31) / TPR : 0)" : "((threadIdx.x & 31) / TPR)", gx);
         cu_open_scope(c);
         emit_line(&c->w, "const bool rowok = row < nrows;");
         emit_line(&c->w, "const I rowc = rowok ? row : nrows - 1;");
-        emit_line(&c->w, "const I Rr = rowok ? R : (I)0;");
+        if (cached)
+            emit_line(&c->w, "const I Rr = rowok ? R : (I)0;");
         cu_decompose(c, "rowc", 0);
     } else {
         emit_line(&c->w, "for (I row = (I)%s * rows_per_block + (I)%s; row < nrows;"
