@@ -137,7 +137,7 @@ typedef struct KCtx {
                                   * (`_rlw_body`, the `_blockw` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
     int loopsub;                 /* ... and rows may share a warp (TPRC < 32, a
-                                  * reduction's _lanesw): loops stay warp-uniform */
+                                  * reduction's _warp16w): loops stay warp-uniform */
     int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
                                   * folded a vector at a time (R::updv) */
     int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */

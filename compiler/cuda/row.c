@@ -354,7 +354,8 @@ static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
  * block: the row's elements before its first whole vector, [0, hn), and
  * after its last, [tb, R), an element a lane (lanes 0 .. hn - 1 and TPR -
  * V on), before the lanes' whole vectors.  For vectors of 8 elements or
- * more (row_wloop_pass) */
+ * more (row_wloop_pass); the two ranges need 2 V lanes a row: vectors hold
+ * at most 8 elements (row_vec_width) and a row at least 16 lanes */
 static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
 {
     emit_line(&c->w, "{");
