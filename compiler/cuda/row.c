@@ -1017,6 +1017,13 @@ static void row_thread_reduce(KCtx *c, int cached, int id, const char *field, co
 /* The reductions of a row in dependency rounds (each a pass over the
  * row, then a warp, block or cluster reduce), then the outputs: a last
  * pass for the element outputs, lane 0 for the per-row ones. */
+/* Several rows share a warp: the register body's sub-warp rows, or the
+ * looped body in a module with a sub-warp reduction variant */
+static int rows_share_warp(const KCtx *c, int cached)
+{
+    return cached ? c->subwarp : c->loopsub;
+}
+
 static void row_rounds(KCtx *c, int cached)
 {
     const Kernel *k = c->k;
@@ -1097,7 +1104,7 @@ static void row_rounds(KCtx *c, int cached)
     for (int i = 0; i < k->noutputs; i++)
         has_row_out |= !cu_out_is_elem(c, i);
     if (has_row_out) {
-        emit_line(&c->w, "if (lane == 0%s%s) {", (cached && c->subwarp) || (!cached && c->loopsub) ? " && rowok" : "",
+        emit_line(&c->w, "if (lane == 0%s%s) {", rows_share_warp(c, cached) ? " && rowok" : "",
                   cached && c->cluster ? " && blockIdx.x % CL == 0" : "");
         cu_open_scope(c);
         for (int i = 0; i < k->noutputs; i++)
@@ -1313,7 +1320,7 @@ void cu_emit_row_body(KCtx *c, int cached)
         row_colp_states(c, 0);
     if (cached && !c->smem && !c->cluster && c->L->vw > 1)
         row_vec_hoist(c);
-    if ((cached && c->subwarp) || (!cached && c->loopsub)) {
+    if (rows_share_warp(c, cached)) {
         /* Several rows share a warp: the warp runs while its first row
          * exists, so every lane reaches the same shuffles; a lane past the
          * last row reads the last row (indices stay in bounds), takes no
