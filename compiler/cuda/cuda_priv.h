@@ -137,7 +137,7 @@ typedef struct KCtx {
                                   * (`_rlw_body`, the `_blockw` variant) */
     int loopvld;                 /* its element loop: row-shaped inputs read t<a>.v[j] */
     int loopsub;                 /* ... and rows may share a warp (TPRC < 32, a
-                                  * reduction's _warp16w): loops stay warp-uniform */
+                                  * reduction's _sub4w, _sub8w): loops stay warp-uniform */
     int lsevec;                  /* ... and a logsumexp's elements go to l<id>[j],
                                   * folded a vector at a time (R::updv) */
     int varvec;                  /* ... and a var's or std's to w<id>[j], likewise */
@@ -318,12 +318,18 @@ struct RoundCtx {
     int lse_sweep;
 };
 
-/* The lanes a row of a reduction over rows of at most RED_SUB_ROW_BYTES
- * (the `_warp16w` variant): two rows a warp.  A row's states fold over 16
- * lanes in four shuffle steps, each serving both rows, where a warp a row
- * takes five for one; with the same loads, bf16 row statistics over rows
- * of 96 (a var and an argmax among them) ran 1.9 times faster (H100). */
-enum { RED_SUB_LANES = 16, RED_SUB_ROW_BYTES = 1024 };
+/* Reductions over rows of at most RED_SUB_ROW_BYTES (the `_sub4w` and
+ * `_sub8w` variants): 4 or 8 lanes a row, 8 or 4 rows a warp.  A row's
+ * states fold in two or three shuffle steps, each serving every row of the
+ * warp, where a warp a row takes five for one.  The launcher takes the
+ * fewest lanes whose share of a row (its bytes across the row-shaped
+ * inputs over the lanes) is at most RED_SUB_BYTES_PER_STATE times the
+ * bytes of the kernel's reduction states: fewer lanes shorten the folds
+ * and lengthen each lane's dependent chain of loads, and the folds weigh
+ * more the larger the states (H100, 2^25 elements: bf16 row statistics
+ * over rows of 96 took 53.6 us with 4 lanes, 120.3 with 16, 230.9 with a
+ * warp; a bf16 sum over rows of 512 34.0 with 8 lanes, 42.5 with 4). */
+enum { RED_SUB_ROW_BYTES = 1024, RED_SUB_BYTES_PER_STATE = 16 };
 
 /* SCALAR_MAX_BLOCKS: the most chunks (and partial slots) of a full
  * reduction; below it, chunks of up to SCALAR_CHUNK_STEPS steps while

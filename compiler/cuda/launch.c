@@ -673,12 +673,18 @@ static void launch_rows(KCtx *c, const Variant *v, int nv, int base, Buf *b)
             if (v[i].cl == 1)
                 buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb - 1, rpb);
         } else if (v[i].tpr > 0 && v[i].tpr < 32 && v[i].sh) {
-            /* sub-warp lanes a row (a reduction's rows of at most
-             * RED_SUB_ROW_BYTES, windowed vectors): rows enough for 8
-             * warps a multiprocessor */
+            /* tpr lanes a row (a reduction's rows of at most
+             * RED_SUB_ROW_BYTES, windowed vectors): where a lane's share
+             * of the row is at most RED_SUB_BYTES_PER_STATE times the
+             * states' bytes, and rows enough for 8 warps a multiprocessor */
+            int sb = 0;
+            for (int q = 0; q < c->k->nvalues; q++)
+                if (op_info[c->k->values[q]->op].cls == OPC_REDUCE)
+                    sb += cu_red_state_bytes(c->k->values[q]);
+            int64_t maxb = (int64_t)v[i].tpr * RED_SUB_BYTES_PER_STATE * sb;
             host_row_window_check(c, b, v[i].vw, &win_checked);
             buf_printf(b, "    if (%srwin && rlen * %d <= %d && nrows >= (int64_t)sm_count * %d) {\n", cond, ebytes,
-                       RED_SUB_ROW_BYTES, 8 * 32 / v[i].tpr);
+                       (int)(maxb < RED_SUB_ROW_BYTES ? maxb : RED_SUB_ROW_BYTES), 8 * 32 / v[i].tpr);
             buf_printf(b, "        blocks = (nrows + %d) / %d;\n", rpb_of(&v[i]) - 1, rpb_of(&v[i]));
         } else if (v[i].tpr == 32) {
             /* a warp a row: rows enough for 8 warps a multiprocessor.

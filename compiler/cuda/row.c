@@ -354,20 +354,28 @@ static void row_partial_vec(KCtx *c, const char *at, ElemFn fn, void *ctx)
  * block: the row's elements before its first whole vector, [0, hn), and
  * after its last, [tb, R), an element a lane (lanes 0 .. hn - 1 and TPR -
  * V on), before the lanes' whole vectors.  For vectors of 8 elements or
- * more (row_wloop_pass); the two ranges need 2 V lanes a row: vectors hold
- * at most 8 elements (row_vec_width) and a row at least 16 lanes */
+ * more (row_wloop_pass).  The two ranges need 2 V lanes a row; where rows
+ * share a warp (rows_share_warp: 4 or 8 lanes a row) the 2 V slots, first
+ * vector's then last's, go over the lanes in turn instead */
 static void row_partial_elems(KCtx *c, ElemFn fn, void *ctx)
 {
     emit_line(&c->w, "{");
     cu_open_scope(c);
     emit_line(&c->w, "const I hn = sh ? ((I)V - sh < R ? (I)V - sh : R) : (I)0; /* the partial first vector's elements */");
     emit_line(&c->w, "const I tb = hn + (R - hn) / V * V; /* the partial last vector's first */");
-    emit_line(&c->w, "const I r = lane < hn ? (I)lane : lane >= TPR - V && (I)(lane - (TPR - V)) < R - tb ? tb + (I)(lane - (TPR - V)) : (I)-1;");
+    if (c->loopsub) {
+        emit_line(&c->w, "for (int e = lane; e < 2 * V; e += TPR) { /* slot e: the first vector's e, the last's e - V */");
+        cu_open_scope(c);
+        emit_line(&c->w, "const I r = e < V ? (e < hn ? (I)e : (I)-1) : (I)(e - V) < R - tb ? tb + (I)(e - V) : (I)-1;");
+    } else
+        emit_line(&c->w, "const I r = lane < hn ? (I)lane : lane >= TPR - V && (I)(lane - (TPR - V)) < R - tb ? tb + (I)(lane - (TPR - V)) : (I)-1;");
     emit_line(&c->w, "if (r >= 0) {");
     cu_open_scope(c);
     cu_decompose(c, "r", 1);
     fn(c, ctx);
     cu_close_scope(c);
+    if (c->loopsub)
+        cu_close_scope(c);
     cu_close_scope(c);
 }
 

@@ -1002,12 +1002,15 @@ static int plan_rows(KCtx *c, Variant *v)
         plan_symbolic_rows(c, v, &n, i64);
     } else if (k->kind == KK_REDUCE) {
         if (reduce_rows_vec(c)) {
-            /* rows of at most 1 KiB: half a warp a row (RED_SUB_LANES),
-             * two rows a warp, so each shuffle step serves two rows and a
-             * row takes one step fewer */
-            add_variant(k, v, &n, VK_ROW_L, 0, RED_SUB_LANES, 0, 128, "_warp16w");
-            v[n - 1].vw = row_vec_width(c);
-            v[n - 1].sh = 1;
+            /* rows of at most RED_SUB_ROW_BYTES: 4 or 8 lanes a row, so
+             * each shuffle step serves 8 or 4 rows and a row takes two or
+             * three steps (the launcher picks by the states' bytes) */
+            static const struct { int tpr; const char *name; } sub[] = {{4, "_sub4w"}, {8, "_sub8w"}};
+            for (int s = 0; s < 2; s++) {
+                add_variant(k, v, &n, VK_ROW_L, 0, sub[s].tpr, 0, 128, sub[s].name);
+                v[n - 1].vw = row_vec_width(c);
+                v[n - 1].sh = 1;
+            }
             add_variant(k, v, &n, VK_ROW_L, 0, 32, 0, 128, "_warpw");
             v[n - 1].vw = row_vec_width(c);
             v[n - 1].sh = 1;

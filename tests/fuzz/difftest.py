@@ -45,7 +45,10 @@ TORCH_DT = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
             "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
 NP_DT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
          "i32": np.int32, "i64": np.int64, "bool": np.bool_}
-SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 31, 33, 64, 100, 129, 257, 1000]
+# 2113 and 9001: rows enough for the launch rules that ask rows of a GPU's
+# multiprocessors (a warp or fewer lanes a row: 8 to 64 rows each, 1056 to
+# 8448 on 132), within the element bounds of dims_for
+SIZES = [0, 1, 1, 2, 3, 5, 7, 16, 31, 33, 64, 100, 129, 257, 1000, 2113, 9001]
 
 
 def build(args, src, target, flags, tag):
